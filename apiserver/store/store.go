@@ -1,0 +1,104 @@
+// Package store persists the API's objects.
+//
+// Every object is a JSON document beside a few indexed columns (kind, id, account, parent),
+// a set of unique keys and the IDs it references. That one shape serves every API family, so
+// "does the referenced object exist", "is this object still referenced" and "is this name
+// taken" are single queries inside the write transaction, on every implementation.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Object is one stored object.
+type Object struct {
+	Kind      string // the family's kind, e.g. "api_key"
+	ID        string // prefixed ID, primary key across all kinds
+	AccountID string // owning account ("" only for accounts themselves)
+	ParentID  string // owning object for nested families (e.g. a route's edge), else ""
+	Doc       []byte // the object's JSON document (its wire form without uri members)
+	Secret    []byte // server-only data (token hash, private key); never rendered
+	// UniqueKeys are claimed by the object for as long as it exists; a second object
+	// claiming one of them fails with *DuplicateError. Keys are global: scope them by
+	// embedding the account ID where the rule is per account.
+	UniqueKeys []string
+	// Refs are the IDs of the objects this one references. A referenced object cannot be
+	// deleted while a reference to it exists (ReferencedError). UniqueKeys and Refs are sets:
+	// they come back sorted and without duplicates. An object must not reference itself.
+	Refs []string
+}
+
+// ListQuery selects objects of one kind in one account, newest (highest ID) first.
+type ListQuery struct {
+	Kind      string
+	AccountID string
+	ParentID  string // matched exactly: "" selects top-level objects
+	BeforeID  string // only IDs lower than this one; "" for no bound
+	Limit     int    // at most this many; 0 for no limit
+}
+
+// Store is a transactional object store.
+type Store interface {
+	// Read runs fn in a read-only transaction that sees one consistent snapshot.
+	Read(ctx context.Context, fn func(Tx) error) error
+	// Write runs fn in a serializable read-write transaction and commits it durably when fn
+	// returns nil; any error from fn rolls back every change it made. An implementation may
+	// run fn more than once (to retry a serialization failure), so fn must have no effects
+	// outside tx. fn must not call Write itself.
+	Write(ctx context.Context, fn func(Tx) error) error
+	Close() error
+}
+
+// Tx is the view of the store inside one transaction.
+type Tx interface {
+	// Get returns the object with this kind and ID, in any account, or ErrNotFound.
+	Get(ctx context.Context, kind, id string) (*Object, error)
+	// List returns the objects that q selects, in descending ID order.
+	List(ctx context.Context, q ListQuery) ([]*Object, error)
+	// Insert stores a new object with its unique keys and refs. It fails with
+	// *DuplicateError when a unique key is taken, ErrExists when the ID is, and
+	// ErrNotFound when a ref names no stored object.
+	Insert(ctx context.Context, o *Object) error
+	// Update replaces the doc, secret, unique keys and refs of a stored object (matched by
+	// kind and ID; account and parent never change). Errors as Insert, or ErrNotFound.
+	Update(ctx context.Context, o *Object) error
+	// Delete removes an object. ErrNotFound when absent; *ReferencedError while other
+	// objects still reference it.
+	Delete(ctx context.Context, kind, id string) error
+	// Referrers returns the objects whose refs include id, in descending ID order (the
+	// order of ReferencedError.ReferrerIDs too).
+	Referrers(ctx context.Context, id string) ([]*Object, error)
+	// Lookup returns the object holding a unique key, or ErrNotFound.
+	Lookup(ctx context.Context, uniqueKey string) (*Object, error)
+	// Count returns the number of objects of a kind in an account, whatever their parent.
+	Count(ctx context.Context, kind, accountID string) (int, error)
+}
+
+var (
+	// ErrNotFound: no such object (or a ref to a missing object).
+	ErrNotFound = errors.New("store: not found")
+	// ErrExists: an object with this ID is already stored.
+	ErrExists = errors.New("store: id already exists")
+)
+
+// DuplicateError reports a unique key that another object holds.
+type DuplicateError struct {
+	Key      string
+	HolderID string
+}
+
+func (e *DuplicateError) Error() string {
+	return fmt.Sprintf("store: unique key %q is held by %s", e.Key, e.HolderID)
+}
+
+// ReferencedError reports that an object cannot be deleted because others reference it.
+type ReferencedError struct {
+	ID          string
+	ReferrerIDs []string
+}
+
+func (e *ReferencedError) Error() string {
+	return fmt.Sprintf("store: %s is referenced by %v", e.ID, e.ReferrerIDs)
+}

@@ -1,0 +1,45 @@
+package api
+
+// Operator endpoints under /_admin/, outside the public API (authenticated by the admin token).
+
+// Account is a tenant: every object belongs to exactly one.
+type Account struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	CreatedAt string `json:"created_at"`
+}
+
+// User is a human principal of an account.
+type User struct {
+	ID        string `json:"id"`
+	AccountID string `json:"account_id"`
+	Email     string `json:"email"`
+	Role      string `json:"role"`
+	CreatedAt string `json:"created_at"`
+}
+
+// User roles.
+const (
+	RoleAdmin  = "admin"
+	RoleMember = "member"
+)
+
+// AdminAccountCreate is the body of POST /_admin/accounts.
+type AdminAccountCreate struct {
+	Name       string `json:"name"`
+	AdminEmail string `json:"admin_email"`
+}
+
+// AdminUserCreate is the body of POST /_admin/accounts/{account_id}/users.
+type AdminUserCreate struct {
+	Email string `json:"email"`
+	Role  string `json:"role"`
+}
+
+// AdminGrant is what the admin endpoints return: the account, a user of it and an API key
+// (with its token) that acts as that user.
+type AdminGrant struct {
+	Account Account `json:"account"`
+	User    User    `json:"user"`
+	APIKey  APIKey  `json:"api_key"`
+}

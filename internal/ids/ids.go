@@ -1,0 +1,121 @@
+// Package ids makes the API's prefixed, time-sortable identifiers and its bearer tokens.
+//
+// An ID is a prefix from details.md §11 followed by a 27-character KSUID body. KSUIDs sort
+// by creation second; within one process New also keeps them strictly increasing, so that
+// "newest first" equals "descending ID" even for objects created in the same second.
+package ids
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"math/big"
+	"strings"
+	"sync"
+
+	"github.com/segmentio/ksuid"
+)
+
+// Prefixes of the objects this server issues (details.md §11).
+const (
+	APIKey                  = "ak_"
+	Credential              = "cr_"
+	SSHCredential           = "sshcr_"
+	SSHCertificateAuthority = "sshca_"
+	ServiceUser             = "service_"
+	BotUser                 = "bot_"
+	User                    = "usr_"
+	Account                 = "ac_"
+	Operation               = "op_"
+)
+
+// BodyLen is the length of the KSUID body that follows a prefix.
+const BodyLen = 27
+
+// SecretLen is the length of the random second part of a token.
+const SecretLen = 21
+
+var (
+	mu   sync.Mutex
+	last ksuid.KSUID
+)
+
+// New returns a fresh ID with the given prefix, greater than every ID this process made before.
+func New(prefix string) string {
+	mu.Lock()
+	defer mu.Unlock()
+	id := ksuid.New()
+	if ksuid.Compare(id, last) <= 0 {
+		id = last.Next()
+	}
+	last = id
+	return prefix + id.String()
+}
+
+// Body returns the part of id after its prefix, or "" when id does not start with prefix.
+func Body(id, prefix string) string {
+	body, ok := strings.CutPrefix(id, prefix)
+	if !ok {
+		return ""
+	}
+	return body
+}
+
+// Valid reports whether id is prefix followed by a well-formed KSUID body.
+func Valid(id, prefix string) bool {
+	body := Body(id, prefix)
+	if len(body) != BodyLen {
+		return false
+	}
+	_, err := ksuid.Parse(body)
+	return err == nil
+}
+
+const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// NewToken returns a bearer token for the object id: "<id body>_<21 base62 characters>".
+func NewToken(id string) string {
+	_, body, _ := strings.Cut(id, "_")
+	var b strings.Builder
+	b.WriteString(body)
+	b.WriteByte('_')
+	max := big.NewInt(int64(len(base62)))
+	for range SecretLen {
+		n, err := rand.Int(rand.Reader, max)
+		if err != nil {
+			panic(err) // crypto/rand never fails on supported platforms
+		}
+		b.WriteByte(base62[n.Int64()])
+	}
+	return b.String()
+}
+
+// SplitToken splits a token of the FIRSTPART_SECONDPART shape into the ID body and the
+// secret. ok is false when the shape is wrong.
+func SplitToken(token string) (body, secret string, ok bool) {
+	body, secret, found := strings.Cut(token, "_")
+	if !found || len(body) != BodyLen || len(secret) != SecretLen || strings.ContainsRune(secret, '_') {
+		return "", "", false
+	}
+	if _, err := ksuid.Parse(body); err != nil {
+		return "", "", false
+	}
+	for _, c := range secret {
+		if !strings.ContainsRune(base62, c) {
+			return "", "", false
+		}
+	}
+	return body, secret, true
+}
+
+// HashToken returns the hex SHA-256 of a token, the only form in which tokens are stored.
+func HashToken(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// TokenMatches compares a presented token with a stored hash in constant time.
+func TokenMatches(token, hash string) bool {
+	return subtle.ConstantTimeCompare([]byte(HashToken(token)), []byte(hash)) == 1
+}
