@@ -1,0 +1,104 @@
+// Package apiservertest starts a real Warren API server in-process on a temporary
+// database, for handler and acceptance tests.
+package apiservertest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+
+	"github.com/warrenhq/terraform-provider-warren/apiserver"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sqlite"
+	"github.com/warrenhq/terraform-provider-warren/internal/api"
+	"github.com/warrenhq/terraform-provider-warren/internal/ids"
+)
+
+// Server is a running test server.
+type Server struct {
+	URL        string // base URL of the API
+	APIKey     string // token of the bootstrap admin API key
+	AdminToken string // token of the /_admin/ endpoints
+	AccountID  string // the bootstrap account
+}
+
+// Start runs a fresh server on a temporary SQLite database until the test ends.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "warren.db"))
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	s := &Server{APIKey: ids.NewToken(ids.New(ids.APIKey)), AdminToken: "admin-" + ids.New("")}
+	var handler http.Handler
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
+	srv, err := apiserver.New(ctx, apiserver.Options{Store: db, BaseURL: ts.URL, BootstrapAPIKey: s.APIKey, AdminToken: s.AdminToken})
+	if err != nil {
+		t.Fatalf("start server: %v", err)
+	}
+	handler = srv
+	err = db.Read(ctx, func(tx store.Tx) error {
+		account, err := tx.Lookup(ctx, apiserver.BootstrapAccountKey)
+		if err == nil {
+			s.AccountID = account.ID
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatalf("find the bootstrap account: %v", err)
+	}
+	t.Cleanup(func() {
+		ts.Close()
+		_ = db.Close()
+	})
+	s.URL = ts.URL
+	return s
+}
+
+// NewUser adds a user with role (api.RoleAdmin or api.RoleMember) to the bootstrap account
+// and returns the user's ID and an API key token that acts as the user.
+func (s *Server) NewUser(t testing.TB, role string) (userID, apiKey string) {
+	t.Helper()
+	var grant api.AdminGrant
+	s.admin(t, "/_admin/accounts/"+s.AccountID+"/users", api.AdminUserCreate{Email: ids.New("u") + "@example.com", Role: role}, &grant)
+	return grant.User.ID, *grant.APIKey.Token
+}
+
+// NewAccount creates a separate account and returns the token of its admin's API key.
+func (s *Server) NewAccount(t testing.TB) (apiKey string) {
+	t.Helper()
+	var grant api.AdminGrant
+	s.admin(t, "/_admin/accounts", api.AdminAccountCreate{Name: ids.New("acct")}, &grant)
+	return *grant.APIKey.Token
+}
+
+func (s *Server) admin(t testing.TB, path string, in, out any) {
+	t.Helper()
+	body, _ := json.Marshal(in)
+	req, _ := http.NewRequest(http.MethodPost, s.URL+path, bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+s.AdminToken)
+	req.Header.Set("Content-Type", "application/json")
+	s.do(t, req, out)
+}
+
+func (s *Server) do(t testing.TB, req *http.Request, out any) {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", req.Method, req.URL.Path, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		var e api.Error
+		_ = json.NewDecoder(resp.Body).Decode(&e)
+		t.Fatalf("%s %s: %d %s %s", req.Method, req.URL.Path, resp.StatusCode, e.ErrorCode, e.Msg)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		t.Fatalf("%s %s: decode: %v", req.Method, req.URL.Path, err)
+	}
+}

@@ -1,0 +1,109 @@
+package apiserver
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
+	"github.com/warrenhq/terraform-provider-warren/internal/api"
+	"github.com/warrenhq/terraform-provider-warren/internal/ids"
+)
+
+// principal is who a request acts as: the owner of the API key it presented.
+type principal struct {
+	accountID string
+	id        string // usr_… or service_…
+	role      string // api.RoleAdmin or api.RoleMember
+	keyID     string
+}
+
+func (p principal) admin() bool { return p.role == api.RoleAdmin }
+
+// tokenSecret is what the store keeps of a token: its hash, never the token.
+type tokenSecret struct {
+	TokenHash string `json:"token_hash"`
+}
+
+// authenticate resolves the Authorization header to a principal, with the 403 codes of
+// details.md §5.2–5.3. A key is looked up by the ID its token names, then its hash compared,
+// so a new key works at once and a deleted one stops at once.
+func (c *call) authenticate() error {
+	header := c.r.Header.Get("Authorization")
+	if header == "" {
+		return forbidden("ERR_200", "The Authorization header is missing. Send 'Authorization: Bearer <API key token>'.")
+	}
+	scheme, token, ok := strings.Cut(header, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
+		return forbidden("ERR_201", "The Authorization header could not be parsed; expected 'Bearer <API key token>'.")
+	}
+	token = strings.TrimSpace(token)
+	if strings.HasPrefix(token, ids.APIKey) {
+		return forbidden("ERR_208", "The credential is an API key ID, not its token. Use the token returned when the key was created.")
+	}
+	body, _, ok := ids.SplitToken(token)
+	if !ok {
+		return forbidden("ERR_202", "The credential %q does not look like a valid API key token (FIRSTPART_SECONDPART).", token)
+	}
+	var who principal
+	err := c.s.opts.Store.Read(c.r.Context(), func(tx store.Tx) error {
+		key, err := tx.Get(c.r.Context(), kindAPIKey, ids.APIKey+body)
+		if errors.Is(err, store.ErrNotFound) {
+			if _, err := tx.Get(c.r.Context(), kindCredential, ids.Credential+body); err == nil {
+				return forbidden("ERR_206", "The credential is a tunnel authtoken, not an API key. Create an API key for this API.")
+			}
+			return forbidden("ERR_203", "The API key token is not valid: it is unknown or was revoked.")
+		}
+		if err != nil {
+			return err
+		}
+		var secret tokenSecret
+		if err := json.Unmarshal(key.Secret, &secret); err != nil {
+			return err
+		}
+		if !ids.TokenMatches(token, secret.TokenHash) {
+			return forbidden("ERR_203", "The API key token is not valid: it is unknown or was revoked.")
+		}
+		var k api.APIKey
+		if err := json.Unmarshal(key.Doc, &k); err != nil {
+			return err
+		}
+		who, err = loadPrincipal(c, tx, key.AccountID, k.OwnerID)
+		who.keyID = key.ID
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	c.who = who
+	return nil
+}
+
+// loadPrincipal resolves an owner ID (a user or a service user of the account) to a principal.
+func loadPrincipal(c *call, tx store.Tx, accountID, ownerID string) (principal, error) {
+	ctx := c.r.Context()
+	if strings.HasPrefix(ownerID, ids.User) {
+		obj, err := tx.Get(ctx, kindUser, ownerID)
+		if err != nil {
+			return principal{}, err
+		}
+		var u api.User
+		if err := json.Unmarshal(obj.Doc, &u); err != nil {
+			return principal{}, err
+		}
+		return principal{accountID: accountID, id: u.ID, role: u.Role}, nil
+	}
+	obj, err := tx.Get(ctx, kindServiceUser, ownerID)
+	if err != nil {
+		return principal{}, err
+	}
+	var su api.ServiceUser
+	if err := json.Unmarshal(obj.Doc, &su); err != nil {
+		return principal{}, err
+	}
+	if !su.Active {
+		return principal{}, forbidden("ERR_203", "The API key's owner %s is inactive.", su.ID)
+	}
+	// Service users act with member rights: they may not manage principals.
+	return principal{accountID: accountID, id: su.ID, role: api.RoleMember}, nil
+}

@@ -1,0 +1,138 @@
+package apiserver_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"maps"
+	"net/http"
+	"net/url"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apiservertest"
+)
+
+// tc is a test client that speaks raw HTTP to a test server, so tests see the exact wire.
+type tc struct {
+	t     *testing.T
+	srv   *apiservertest.Server
+	token string
+}
+
+func newTC(t *testing.T) *tc {
+	t.Helper()
+	srv := apiservertest.Start(t)
+	return &tc{t: t, srv: srv, token: srv.APIKey}
+}
+
+// as returns a client of the same server that authenticates with another token.
+func (c *tc) as(token string) *tc { return &tc{t: c.t, srv: c.srv, token: token} }
+
+// response is a decoded reply.
+type response struct {
+	status int
+	header http.Header
+	raw    string
+	body   map[string]any
+}
+
+// req sends a request with the standard headers; body may be nil, a string (sent raw) or a
+// value (sent as JSON). Headers in hdr replace the standard ones; an empty value removes one.
+func (c *tc) req(method, path string, body any, hdr ...string) response {
+	c.t.Helper()
+	var r io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		r = strings.NewReader(b)
+	default:
+		data, err := json.Marshal(b)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		r = bytes.NewReader(data)
+	}
+	url := path
+	if !strings.HasPrefix(path, "http") {
+		url = c.srv.URL + path
+	}
+	httpReq, err := http.NewRequest(method, url, r)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	httpReq.Header.Set("Authorization", "Bearer "+c.token)
+	httpReq.Header.Set("Service-Version", "2")
+	if body != nil {
+		httpReq.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		if hdr[i+1] == "" {
+			httpReq.Header.Del(hdr[i])
+		} else {
+			httpReq.Header.Set(hdr[i], hdr[i+1])
+		}
+	}
+	resp, err := http.DefaultClient.Do(httpReq)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	out := response{status: resp.StatusCode, header: resp.Header, raw: string(data)}
+	if len(data) > 0 {
+		if err := json.Unmarshal(data, &out.body); err != nil {
+			c.t.Fatalf("%s %s: response is not a JSON object: %q", method, path, data)
+		}
+	}
+	return out
+}
+
+// ok sends a request and fails the test unless the status is want.
+func (c *tc) ok(want int, method, path string, body any) map[string]any {
+	c.t.Helper()
+	r := c.req(method, path, body)
+	if r.status != want {
+		c.t.Fatalf("%s %s: status %d, want %d: %s", method, path, r.status, want, r.raw)
+	}
+	return r.body
+}
+
+// fails sends a request and checks the status and error code of the error body.
+func (c *tc) fails(status int, code, method, path string, body any, hdr ...string) map[string]any {
+	c.t.Helper()
+	r := c.req(method, path, body, hdr...)
+	if r.status != status || str(r.body["error_code"]) != code || num(r.body["status_code"]) != status {
+		c.t.Fatalf("%s %s: got %d %v, want %d %s: %s", method, path, r.status, r.body["error_code"], status, code, r.raw)
+	}
+	details, _ := r.body["details"].(map[string]any)
+	if !strings.HasPrefix(str(details["operation_id"]), "op_") {
+		c.t.Fatalf("%s %s: details.operation_id missing: %s", method, path, r.raw)
+	}
+	if r.header.Get("Service-Operation-Id") != details["operation_id"] {
+		c.t.Fatalf("%s %s: operation id header %q differs from the body", method, path, r.header.Get("Service-Operation-Id"))
+	}
+	for k, v := range details {
+		if _, isString := v.(string); !isString {
+			c.t.Fatalf("details.%s is not a string: %s", k, r.raw)
+		}
+	}
+	return r.body
+}
+
+func str(v any) string { s, _ := v.(string); return s }
+func num(v any) int    { f, _ := v.(float64); return int(f) }
+
+// keysOf returns the sorted member names of an object, to pin a wire shape.
+func keysOf(m map[string]any) []string { return slices.Sorted(maps.Keys(m)) }
+
+func equal(t *testing.T, what string, got, want any) {
+	t.Helper()
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("%s = %#v, want %#v", what, got, want)
+	}
+}
+
+func urlEscape(s string) string { return url.QueryEscape(s) }

@@ -1,0 +1,157 @@
+package apiserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/warrenhq/terraform-provider-warren/apiserver/filter"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
+)
+
+// Page sizes of details.md §3.1.
+const (
+	defaultLimit = 100
+	maxLimit     = 100
+)
+
+// listQuery is a validated list request: before_id, limit and an optional compiled filter.
+type listQuery struct {
+	beforeID  string
+	limit     int
+	filter    *filter.Program
+	rawFilter string
+}
+
+// parseListQuery validates the query string of a list (details.md §3.1): only before_id,
+// limit and (where the list has filterable fields) filter, each at most once.
+func (c *call) parseListQuery(prefix string, fields filter.Fields) (listQuery, error) {
+	q := listQuery{limit: defaultLimit}
+	values, err := url.ParseQuery(c.r.URL.RawQuery)
+	if err != nil {
+		return q, badRequest("ERR_230", "The query string could not be parsed: %s.", err)
+	}
+	for name, vals := range values {
+		switch {
+		case name != "before_id" && name != "limit" && (name != "filter" || fields == nil):
+			supported := "before_id, limit"
+			if fields != nil {
+				supported += ", filter"
+			}
+			return q, withDetail(badRequest("ERR_231", "Unknown query parameter %q. Supported parameters: %s.", name, supported), "param", name)
+		case len(vals) > 1:
+			return q, withDetail(badRequest("ERR_232", "The query parameter %q was given more than once.", name), "param", name)
+		}
+	}
+	if v, ok := values["limit"]; ok {
+		n, err := strconv.Atoi(v[0])
+		if err != nil || n < 1 || n > maxLimit {
+			return q, withDetail(badRequest("ERR_233", "The limit %q must be an integer from 1 to %d.", v[0], maxLimit), "param", "limit")
+		}
+		q.limit = n
+	}
+	if v, ok := values["before_id"]; ok {
+		if !strings.HasPrefix(v[0], prefix) {
+			return q, wrongPrefix("before_id", v[0], prefix)
+		}
+		q.beforeID = v[0]
+	}
+	if v, ok := values["filter"]; ok {
+		prog, err := filter.Compile(v[0], fields)
+		if err != nil {
+			return q, withDetail(badRequest("ERR_250", "Invalid CEL query: %s", err), "filter", v[0])
+		}
+		q.filter, q.rawFilter = prog, v[0]
+	}
+	return q, nil
+}
+
+// page reads one page of objects newest first. With a filter it reads on in batches until
+// the page is full; it always looks one match ahead so that next_page_uri is null exactly
+// on the last page.
+func (q listQuery) page(c *call, tx store.Tx, sq store.ListQuery) (items []*store.Object, more bool, err error) {
+	sq.BeforeID = q.beforeID
+	batch := q.limit + 1
+	if q.filter != nil {
+		batch = max(batch, 200)
+	}
+	for {
+		sq.Limit = batch
+		objs, err := tx.List(c.r.Context(), sq)
+		if err != nil {
+			return nil, false, err
+		}
+		for _, o := range objs {
+			ok, err := q.matches(o)
+			if err != nil {
+				return nil, false, err
+			}
+			if !ok {
+				continue
+			}
+			if len(items) == q.limit {
+				return items, true, nil
+			}
+			items = append(items, o)
+		}
+		if len(objs) < batch {
+			return items, false, nil
+		}
+		sq.BeforeID = objs[len(objs)-1].ID
+	}
+}
+
+func (q listQuery) matches(o *store.Object) (bool, error) {
+	if q.filter == nil {
+		return true, nil
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(o.Doc, &doc); err != nil {
+		return false, err
+	}
+	ok, err := q.filter.Match(doc)
+	if err != nil {
+		return false, badRequest("ERR_250", "Invalid CEL query: %s", err)
+	}
+	return ok, nil
+}
+
+// writeList sends the list envelope {<member>: [...], uri, next_page_uri} (api.md "List
+// envelope"). The next page keeps the limit and the filter.
+func (c *call) writeList(path, member string, q listQuery, items []json.RawMessage, lastID string, more bool) error {
+	listURI := c.s.opts.BaseURL + path
+	var next any
+	if more {
+		v := url.Values{"before_id": {lastID}, "limit": {strconv.Itoa(q.limit)}}
+		if q.rawFilter != "" {
+			v.Set("filter", q.rawFilter)
+		}
+		next = listURI + "?" + v.Encode()
+	}
+	var buf bytes.Buffer
+	memberJSON, _ := json.Marshal(member)
+	buf.WriteByte('{')
+	buf.Write(memberJSON)
+	buf.WriteString(":[")
+	for i, item := range items {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		buf.Write(item)
+	}
+	buf.WriteString("],")
+	tail, _ := json.Marshal(struct {
+		URI         string `json:"uri"`
+		NextPageURI any    `json:"next_page_uri"`
+	}{listURI, next})
+	buf.Write(tail[1:])
+	c.writeRaw(200, buf.Bytes())
+	return nil
+}
+
+// wrongPrefix is ERR_227: an ID of the wrong kind (details.md §11).
+func wrongPrefix(param, id, prefix string) error {
+	return withDetail(badRequest("ERR_227", "The ID %q has the wrong prefix for %s; expected %q.", id, param, prefix), "param", param)
+}

@@ -1,0 +1,238 @@
+package apiserver
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/warrenhq/terraform-provider-warren/internal/api"
+	"github.com/warrenhq/terraform-provider-warren/internal/ids"
+)
+
+// call is one request in flight: what every handler needs to answer it.
+type call struct {
+	s    *Server
+	w    http.ResponseWriter
+	r    *http.Request
+	opID string
+	who  principal // set by authentication on API routes
+	log  *zap.Logger
+}
+
+// handlerFunc answers a request or returns the error to send.
+type handlerFunc func(c *call) error
+
+type callKey struct{}
+
+// statusRecorder remembers the status for the access log.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int
+}
+
+func (w *statusRecorder) WriteHeader(status int) {
+	w.status = status
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *statusRecorder) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += n
+	return n, err
+}
+
+// outer wraps the whole mux: it gives every request an operation id, recovers panics and
+// writes one access log line. It never logs headers or bodies, so tokens cannot leak.
+func (s *Server) outer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w}
+		c := &call{s: s, w: rec, r: r, opID: ids.New(ids.Operation)}
+		c.log = s.log.With(zap.String("operation_id", c.opID))
+		rec.Header().Set(api.OperationIDHeader, c.opID)
+		defer func() {
+			if p := recover(); p != nil {
+				c.log.Error("panic", zap.Any("panic", p), zap.ByteString("stack", debug.Stack()))
+				if rec.status == 0 {
+					c.writeError(errors.New("panic"))
+				}
+			}
+			c.log.Info("request",
+				zap.String("method", r.Method),
+				zap.String("path", r.URL.Path),
+				zap.Int("status", rec.status),
+				zap.Int("bytes", rec.bytes),
+				zap.Duration("duration", time.Since(start)),
+				zap.String("account_id", c.who.accountID),
+				zap.String("principal_id", c.who.id),
+			)
+		}()
+		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), callKey{}, c)))
+	})
+}
+
+// callOf returns the call that outer attached to the request, now holding the request as
+// the mux passed it on (with its path values).
+func callOf(r *http.Request) *call {
+	c := r.Context().Value(callKey{}).(*call)
+	c.r = r
+	return c
+}
+
+// apiRoute wraps a handler of the public API: version header, authentication, body checks.
+func (s *Server) apiRoute(h handlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c := callOf(r)
+		if err := c.checkVersion(); err != nil {
+			c.writeError(err)
+			return
+		}
+		if err := c.authenticate(); err != nil {
+			c.writeError(err)
+			return
+		}
+		c.log = c.log.With(zap.String("account_id", c.who.accountID))
+		if err := c.checkBody(); err != nil {
+			c.writeError(err)
+			return
+		}
+		if err := h(c); err != nil {
+			c.writeError(err)
+		}
+	})
+}
+
+// adminRoute wraps an operator endpoint: off (404) unless an admin token is configured, and
+// authenticated by that token.
+func (s *Server) adminRoute(h handlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c := callOf(r)
+		if s.opts.AdminToken == "" {
+			c.writeError(pathNotFound(r))
+			return
+		}
+		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || subtle.ConstantTimeCompare([]byte(token), []byte(s.opts.AdminToken)) != 1 {
+			c.writeError(forbidden("ERR_203", "The admin token is missing or not valid."))
+			return
+		}
+		if err := c.checkBody(); err != nil {
+			c.writeError(err)
+			return
+		}
+		if err := h(c); err != nil {
+			c.writeError(err)
+		}
+	})
+}
+
+// checkVersion enforces the Service-Version header (details.md §2).
+func (c *call) checkVersion() error {
+	values := c.r.Header.Values(api.VersionHeader)
+	switch {
+	case len(values) == 0:
+		return badRequest("ERR_218", "No API version was given in the %s header. Supported versions: %s.", api.VersionHeader, api.Version)
+	case len(values) > 1 || strings.TrimSpace(values[0]) != api.Version:
+		return withDetail(badRequest("ERR_217", "The API version %q is invalid or not supported. Supported versions: %s.", strings.Join(values, ","), api.Version), "version", strings.Join(values, ","))
+	}
+	return nil
+}
+
+// checkBody enforces the request body rules of details.md §1: no body on GET and DELETE, a
+// JSON Content-Type on the others, and the size limit.
+func (c *call) checkBody() error {
+	r := c.r
+	switch r.Method {
+	case http.MethodGet, http.MethodDelete, http.MethodHead:
+		if r.ContentLength > 0 || (r.ContentLength < 0 && hasBody(r)) {
+			return badRequest("ERR_211", "A %s request may not have a body.", r.Method)
+		}
+		return nil
+	}
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		if r.ContentLength == 0 {
+			return nil // an empty body stands for {}
+		}
+		return badRequest("ERR_216", "The Content-Type header is missing; send 'application/json'.")
+	}
+	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+		return withDetail(badRequest("ERR_210", "The Content-Type %q is not supported; send 'application/json'.", ct), "content_type", ct)
+	}
+	r.Body = http.MaxBytesReader(c.w, r.Body, c.s.opts.MaxBodyBytes)
+	return nil
+}
+
+// hasBody peeks at a body of unknown length and keeps it readable.
+func hasBody(r *http.Request) bool {
+	if r.Body == nil || r.Body == http.NoBody {
+		return false
+	}
+	var one [1]byte
+	n, _ := r.Body.Read(one[:])
+	if n == 0 {
+		return false
+	}
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(strings.NewReader(string(one[:n])), r.Body), r.Body}
+	return true
+}
+
+// writeJSON sends a JSON response.
+func (c *call) writeJSON(status int, v any) error {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	c.writeRaw(status, body)
+	return nil
+}
+
+func (c *call) writeRaw(status int, body []byte) {
+	c.w.Header().Set("Content-Type", "application/json")
+	c.w.WriteHeader(status)
+	_, _ = c.w.Write(body)
+}
+
+// noContent answers 204 with an empty body.
+func (c *call) noContent() error {
+	c.w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// writeError renders err as the API's error body. Internal errors are logged (never the
+// request's credentials) and answered with an opaque 500.
+func (c *call) writeError(err error) {
+	e, known := asAPIError(err)
+	if !known {
+		c.log.Error("internal error", zap.Error(err))
+	}
+	if e.Details == nil {
+		e.Details = map[string]string{}
+	}
+	if _, isPath := e.Details["path"]; !isPath {
+		e.Details["operation_id"] = c.opID
+	}
+	body, _ := json.Marshal(e)
+	c.writeRaw(e.StatusCode, body)
+}
+
+// pathNotFound is the 404 of an unknown path or a wrong method (details.md §5.1).
+func pathNotFound(r *http.Request) *api.Error {
+	return &api.Error{StatusCode: http.StatusNotFound, Msg: "Not Found", Details: map[string]string{"path": r.URL.Path}}
+}

@@ -1,0 +1,93 @@
+package apiserver
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/warrenhq/terraform-provider-warren/apiserver/filter"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
+	"github.com/warrenhq/terraform-provider-warren/internal/rules"
+)
+
+// Store kinds of the principals and identity families.
+const (
+	kindAccount       = "account"
+	kindUser          = "user"
+	kindServiceUser   = "service_user"
+	kindAPIKey        = "api_key"
+	kindCredential    = "credential"
+	kindSSHCredential = "ssh_credential"
+	kindSSHCA         = "ssh_certificate_authority"
+)
+
+// textFields are the filterable fields every described family shares (details.md §3.3).
+var textFields = filter.Fields{"id": filter.String, "created_at": filter.Timestamp, "description": filter.String, "metadata": filter.String}
+
+// withFields returns base plus extra fields.
+func withFields(base filter.Fields, extra filter.Fields) filter.Fields {
+	out := filter.Fields{}
+	for _, m := range []filter.Fields{base, extra} {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// setText validates description and metadata with the family's codes and applies them:
+// nil keeps the current value, "" clears it.
+func setText(codes rules.TextCodes, description, metadata *string, dstDescription, dstMetadata *string) error {
+	if err := rules.DescriptionMetadata(codes, description, metadata); err != nil {
+		return err
+	}
+	if description != nil {
+		*dstDescription = *description
+	}
+	if metadata != nil {
+		*dstMetadata = *metadata
+	}
+	return nil
+}
+
+// userEmailKey is the unique key that maps a user's email to the user within an account.
+func userEmailKey(accountID, email string) string {
+	return "user.email:" + accountID + ":" + strings.ToLower(email)
+}
+
+// resolveOwner returns the owner of a new key or credential: the caller when ownerID is not
+// given, else the named user (ID or email) or service user of the caller's account. Only
+// admins may name someone else (ERR_630).
+func (c *call) resolveOwner(tx store.Tx, ownerID *string) (string, error) {
+	if ownerID == nil || *ownerID == "" || *ownerID == c.who.id {
+		return c.who.id, nil
+	}
+	ctx := c.r.Context()
+	var owner *store.Object
+	var err error
+	switch {
+	case strings.Contains(*ownerID, "@"):
+		owner, err = tx.Lookup(ctx, userEmailKey(c.who.accountID, *ownerID))
+	case strings.HasPrefix(*ownerID, "usr_"):
+		owner, err = tx.Get(ctx, kindUser, *ownerID)
+	default:
+		owner, err = tx.Get(ctx, kindServiceUser, *ownerID)
+	}
+	if errors.Is(err, store.ErrNotFound) || (err == nil && owner.AccountID != c.who.accountID) {
+		if !c.who.admin() {
+			return "", forbidden("ERR_630", "Only admins may set an owner other than themselves.")
+		}
+		return "", withDetail(badRequest("ERR_634", "No owner could be determined from %q: it is not a user or service user of this account.", *ownerID), "param", "owner_id")
+	}
+	if err != nil {
+		return "", err
+	}
+	if owner.ID != c.who.id && !c.who.admin() {
+		return "", forbidden("ERR_630", "Only admins may set an owner other than themselves.")
+	}
+	if owner.Kind == kindServiceUser {
+		if _, err := loadPrincipal(c, tx, owner.AccountID, owner.ID); err != nil {
+			return "", withDetail(badRequest("ERR_636", "The owner %s is inactive.", owner.ID), "param", "owner_id")
+		}
+	}
+	return owner.ID, nil
+}

@@ -1,0 +1,83 @@
+// Package apiserver implements the Tunnel and Edge Management API as an http.Handler.
+//
+// The API is a set of families (API keys, credentials, …) that share one shape; each
+// family's file declares what is particular to it and plugs into the generic handlers of
+// family.go. Everything cross-cutting (authentication, the version header, operation ids,
+// access logs, body checks) is middleware around one route table (routes.go).
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
+)
+
+// Options configure a Server.
+type Options struct {
+	// Store persists every object. Required. The Server does not close it.
+	Store store.Store
+	// BaseURL prefixes every uri member, e.g. "http://127.0.0.1:8080". Required.
+	BaseURL string
+	// BootstrapAPIKey is the token of the admin API key created when the store is empty.
+	// When empty, a token is generated; BootstrapToken returns it.
+	BootstrapAPIKey string
+	// AdminToken enables the operator endpoints under /_admin/ and authenticates them.
+	AdminToken string
+	// Logger receives access logs and errors. Defaults to a no-op logger.
+	Logger *zap.Logger
+	// MaxBodyBytes caps request bodies. Defaults to 1 MiB.
+	MaxBodyBytes int64
+	// Now returns the current time; tests may fix it. Defaults to time.Now.
+	Now func() time.Time
+}
+
+// Server is the API as an http.Handler.
+type Server struct {
+	opts           Options
+	log            *zap.Logger
+	handler        http.Handler
+	bootstrapToken string
+}
+
+// New builds the API server and bootstraps an empty store with one account, its admin user
+// and an admin API key.
+func New(ctx context.Context, opts Options) (*Server, error) {
+	if opts.Store == nil {
+		return nil, errors.New("apiserver: Options.Store is required")
+	}
+	if opts.BaseURL == "" {
+		return nil, errors.New("apiserver: Options.BaseURL is required")
+	}
+	opts.BaseURL = strings.TrimRight(opts.BaseURL, "/")
+	if opts.Logger == nil {
+		opts.Logger = zap.NewNop()
+	}
+	if opts.MaxBodyBytes == 0 {
+		opts.MaxBodyBytes = 1 << 20
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	s := &Server{opts: opts, log: opts.Logger}
+	token, err := s.bootstrap(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("apiserver: bootstrap: %w", err)
+	}
+	s.bootstrapToken = token
+	s.handler = s.routes()
+	return s, nil
+}
+
+// ServeHTTP serves the API.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// BootstrapToken returns the admin API key token generated when this Server bootstrapped
+// an empty store without Options.BootstrapAPIKey, and "" otherwise. Show it once.
+func (s *Server) BootstrapToken() string { return s.bootstrapToken }

@@ -1,0 +1,23 @@
+output "service_user_id" {
+  value = warren_service_user.ci.id
+}
+
+output "api_key_id" {
+  value = warren_api_key.ci.id
+}
+
+output "tunnel_credential_id" {
+  value = warren_tunnel_credential.agents.id
+}
+
+output "ssh_credential_id" {
+  value = warren_ssh_credential.laptop.id
+}
+
+output "ssh_certificate_authority_id" {
+  value = warren_ssh_certificate_authority.hosts.id
+}
+
+output "ssh_certificate_authority_public_key" {
+  value = warren_ssh_certificate_authority.hosts.public_key
+}

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# make demo: start warren-apiserver on a fresh embedded database, apply examples/quickstart
+# through a dev_overrides CLI config, show the outputs, prove the next plan is empty,
+# destroy, and stop the server. Needs only the binaries in ./bin and terraform on PATH.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+bin="$root/bin"
+work=$(mktemp -d)
+port=${WARREN_DEMO_PORT:-18080}
+server_pid=""
+
+cleanup() {
+  if [ -n "$server_pid" ]; then
+    kill "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+step() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
+
+step "Starting warren-apiserver on 127.0.0.1:$port with a fresh database"
+token=$("$bin/warren-apiserver" token)
+WARREN_LISTEN="127.0.0.1:$port" WARREN_DATABASE="$work/warren.db" WARREN_BOOTSTRAP_API_KEY="$token" \
+  WARREN_LOG_LEVEL=warn "$bin/warren-apiserver" &
+server_pid=$!
+for _ in $(seq 1 100); do
+  curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break
+  sleep 0.1
+done
+curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null
+
+# dev_overrides makes terraform use ./bin/terraform-provider-warren without `terraform init`.
+cat >"$work/terraformrc" <<RC
+provider_installation {
+  dev_overrides {
+    "registry.terraform.io/warrenhq/warren" = "$bin"
+  }
+  direct {}
+}
+RC
+mkdir -p "$work/quickstart"
+cp "$root"/examples/quickstart/*.tf "$work/quickstart/"
+export TF_CLI_CONFIG_FILE="$work/terraformrc" TF_IN_AUTOMATION=1
+export WARREN_API_URL="http://127.0.0.1:$port" WARREN_API_KEY="$token"
+cd "$work/quickstart"
+
+step "terraform apply (examples/quickstart)"
+terraform apply -auto-approve -input=false -no-color
+
+step "Outputs"
+terraform output -no-color
+
+step "terraform plan after apply: expecting no changes"
+set +e
+terraform plan -detailed-exitcode -input=false -no-color >"$work/plan.txt" 2>&1
+code=$?
+set -e
+if [ "$code" -ne 0 ]; then
+  cat "$work/plan.txt"
+  echo "demo: the plan after apply is not empty (exit $code)" >&2
+  exit 1
+fi
+grep -E 'No changes' "$work/plan.txt"
+
+step "terraform destroy"
+terraform destroy -auto-approve -input=false -no-color
+
+step "Stopping the server"
+kill "$server_pid"
+wait "$server_pid" 2>/dev/null || true
+server_pid=""
+echo "Demo finished: apply, empty plan and destroy all worked."
