@@ -120,6 +120,8 @@ func TestPagingNewestFirst(t *testing.T) {
 	for i, id := range seen {
 		equal(t, "order", id, created[len(created)-1-i])
 	}
+	raw := c.req("GET", "/ssh_certificate_authorities?limit=1", nil).raw
+	equal(t, "next_page_uri reads as a URL", strings.Contains(raw, `&limit=1"`), true)
 	// A full last page has no next page (look-ahead).
 	page := c.ok(200, "GET", "/ssh_certificate_authorities?limit=5", nil)
 	equal(t, "next on full last page", page["next_page_uri"], nil)

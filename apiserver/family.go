@@ -121,7 +121,7 @@ func (f *family[T, P, C, U]) handleList(c *call) error {
 			if err != nil {
 				return err
 			}
-			item, err := json.Marshal(f.rendered(c, obj))
+			item, err := encodeJSON(f.rendered(c, obj))
 			if err != nil {
 				return err
 			}

@@ -131,7 +131,7 @@ func (c *call) writeList(path, member string, q listQuery, items []json.RawMessa
 		next = listURI + "?" + v.Encode()
 	}
 	var buf bytes.Buffer
-	memberJSON, _ := json.Marshal(member)
+	memberJSON, _ := encodeJSON(member)
 	buf.WriteByte('{')
 	buf.Write(memberJSON)
 	buf.WriteString(":[")
@@ -142,7 +142,7 @@ func (c *call) writeList(path, member string, q listQuery, items []json.RawMessa
 		buf.Write(item)
 	}
 	buf.WriteString("],")
-	tail, _ := json.Marshal(struct {
+	tail, _ := encodeJSON(struct {
 		URI         string `json:"uri"`
 		NextPageURI any    `json:"next_page_uri"`
 	}{listURI, next})

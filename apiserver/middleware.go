@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
@@ -76,7 +77,6 @@ func (s *Server) outer(next http.Handler) http.Handler {
 				zap.Int("status", rec.status),
 				zap.Int("bytes", rec.bytes),
 				zap.Duration("duration", time.Since(start)),
-				zap.String("account_id", c.who.accountID),
 				zap.String("principal_id", c.who.id),
 			)
 		}()
@@ -193,9 +193,21 @@ func hasBody(r *http.Request) bool {
 	return true
 }
 
+// encodeJSON marshals a response value. Unlike json.Marshal it keeps &, < and > as they
+// are: responses are not HTML, and next_page_uri should read as a URL.
+func encodeJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
 // writeJSON sends a JSON response.
 func (c *call) writeJSON(status int, v any) error {
-	body, err := json.Marshal(v)
+	body, err := encodeJSON(v)
 	if err != nil {
 		return err
 	}
@@ -228,7 +240,7 @@ func (c *call) writeError(err error) {
 	if _, isPath := e.Details["path"]; !isPath {
 		e.Details["operation_id"] = c.opID
 	}
-	body, _ := json.Marshal(e)
+	body, _ := encodeJSON(e)
 	c.writeRaw(e.StatusCode, body)
 }
 

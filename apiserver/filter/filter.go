@@ -14,7 +14,7 @@
 // absent or JSON null; they are rewritten to a hidden boolean variable before checking, which
 // is why `null` is allowed nowhere else.
 //
-// Evaluation errors (only possible from ordering an absent timestamp) make the object not
+// Evaluation errors (in practice: ordering or shifting an absent timestamp) make the object not
 // match, as NULL does in SQL; Match returns an error only when the object itself does not fit
 // the declared fields (a server bug).
 //
