@@ -1,0 +1,1 @@
+data "warren_service_users" "all" {}

@@ -1,0 +1,1 @@
+data "warren_ssh_certificate_authorities" "all" {}

@@ -1,0 +1,1 @@
+terraform import warren_service_user.example service_2Ajx5GWqUPMFdbJPdrVk8pOL6Ue

@@ -1,0 +1,4 @@
+resource "warren_service_user" "deployer" {
+  name   = "deployer"
+  active = true
+}

@@ -1,0 +1,1 @@
+terraform import warren_ssh_certificate_authority.example sshca_2Ajx5GWqUPMFdbJPdrVk8pOL6Ue

@@ -1,0 +1,1 @@
+terraform import warren_ssh_credential.example sshcr_2Ajx5GWqUPMFdbJPdrVk8pOL6Ue
