@@ -43,8 +43,16 @@ type family[T any, P interface {
 	duplicate func(c *call, tx store.Tx, dup *store.DuplicateError) error
 	// beforeDelete runs in the delete transaction, e.g. to delete what obj owns.
 	beforeDelete func(c *call, tx store.Tx, obj P) error
+	// inUse is the family's error for deleting an object that others still reference
+	// (e.g. ERR_6502); without it the generic "still referenced" error is used.
+	inUse func(c *call, obj P, referrers []*store.Object) error
 	// render fills response-only members such as the uri of nested refs.
 	render func(c *call, obj P)
+}
+
+// collection tells the route table which kind and path the family's IDs belong to.
+func (f *family[T, P, C, U]) collection() collection {
+	return collection{prefix: f.prefix, kind: f.kind, path: f.path}
 }
 
 // register adds the family's five endpoints to the route table.
@@ -177,6 +185,15 @@ func (f *family[T, P, C, U]) handleDelete(c *call) error {
 		if f.beforeDelete != nil {
 			if err := f.beforeDelete(c, tx, obj); err != nil {
 				return err
+			}
+		}
+		if f.inUse != nil {
+			referrers, err := tx.Referrers(c.r.Context(), obj.Base().ID)
+			if err != nil {
+				return err
+			}
+			if len(referrers) > 0 {
+				return f.inUse(c, obj, referrers)
 			}
 		}
 		return f.storeErr(c, tx, tx.Delete(c.r.Context(), f.kind, obj.Base().ID))

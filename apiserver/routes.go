@@ -9,12 +9,17 @@ import (
 // routed is a family that adds its endpoints to the route table.
 type routed interface {
 	register(s *Server, mux *http.ServeMux)
+	collection() collection
 }
+
+// collection is where the objects of one ID prefix live.
+type collection struct{ prefix, kind, path string }
 
 // routes is the one route table of the server. Each family registers
 // POST/GET <path>, GET/PATCH/DELETE <path>/{id}.
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
+	s.collections = map[string]collection{}
 	for _, f := range []routed{
 		apiKeys,        // /api_keys
 		credentials,    // /credentials
@@ -24,6 +29,9 @@ func (s *Server) routes() http.Handler {
 		botUsers,       // /bot_users
 	} {
 		f.register(s, mux)
+		if _, seen := s.collections[f.collection().prefix]; !seen {
+			s.collections[f.collection().prefix] = f.collection() // /service_users before /bot_users
+		}
 	}
 
 	mux.Handle("POST /_admin/accounts", s.adminRoute(s.adminCreateAccount))

@@ -44,6 +44,7 @@ type Server struct {
 	log            *zap.Logger
 	handler        http.Handler
 	bootstrapToken string
+	collections    map[string]collection // by ID prefix, filled by routes
 }
 
 // New builds the API server and bootstraps an empty store with one account, its admin user
