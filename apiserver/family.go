@@ -48,6 +48,8 @@ type family[T any, P interface {
 	inUse func(c *call, obj P, referrers []*store.Object) error
 	// render fills response-only members such as the uri of nested refs.
 	render func(c *call, obj P)
+	// routes registers the family's extra endpoints (sub-resources), if any.
+	routes func(s *Server, mux *http.ServeMux)
 }
 
 // collection tells the route table which kind and path the family's IDs belong to.
@@ -62,6 +64,9 @@ func (f *family[T, P, C, U]) register(s *Server, mux *http.ServeMux) {
 	mux.Handle("GET "+f.path+"/{id}", s.apiRoute(f.handleGet))
 	mux.Handle("PATCH "+f.path+"/{id}", s.apiRoute(f.handleUpdate))
 	mux.Handle("DELETE "+f.path+"/{id}", s.apiRoute(f.handleDelete))
+	if f.routes != nil {
+		f.routes(s, mux)
+	}
 }
 
 func (f *family[T, P, C, U]) handleCreate(c *call) error {
@@ -153,14 +158,24 @@ func (f *family[T, P, C, U]) handleUpdate(c *call) error {
 	if f.emptyUpdateCode != "" && !givenValues(members) {
 		return badRequest(f.emptyUpdateCode, "The update gives no values to change. Supported parameters: %s.", strings.Join(jsonFields(&in), ", "))
 	}
+	obj, err := f.modify(c, func(tx store.Tx, obj P) error { return f.update(c, tx, &in, obj) })
+	if err != nil {
+		return err
+	}
+	return c.writeJSON(http.StatusOK, f.rendered(c, obj))
+}
+
+// modify loads the object named by the path, applies change to it and stores it, in one
+// write transaction. PATCH uses it, and so can a family's sub-endpoints.
+func (f *family[T, P, C, U]) modify(c *call, change func(tx store.Tx, obj P) error) (P, error) {
 	var obj P
-	err = c.s.opts.Store.Write(c.r.Context(), func(tx store.Tx) error {
+	err := c.s.opts.Store.Write(c.r.Context(), func(tx store.Tx) error {
 		var stored *store.Object
 		var err error
 		if obj, stored, err = f.load(c, tx); err != nil {
 			return err
 		}
-		if err := f.update(c, tx, &in, obj); err != nil {
+		if err := change(tx, obj); err != nil {
 			return err
 		}
 		rec, err := f.record(stored.AccountID, obj, nil)
@@ -170,10 +185,7 @@ func (f *family[T, P, C, U]) handleUpdate(c *call) error {
 		rec.Secret, rec.ParentID = stored.Secret, stored.ParentID
 		return f.storeErr(c, tx, tx.Update(c.r.Context(), rec))
 	})
-	if err != nil {
-		return err
-	}
-	return c.writeJSON(http.StatusOK, f.rendered(c, obj))
+	return obj, err
 }
 
 func (f *family[T, P, C, U]) handleDelete(c *call) error {
