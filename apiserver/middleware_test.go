@@ -1,0 +1,88 @@
+package apiserver
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sqlite"
+	"github.com/warrenhq/terraform-provider-warren/internal/api"
+	"github.com/warrenhq/terraform-provider-warren/internal/ids"
+)
+
+func newTestServer(t *testing.T, log *zap.Logger) (*Server, string) {
+	t.Helper()
+	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "w.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	token := ids.NewToken(ids.New(ids.APIKey))
+	s, err := New(context.Background(), Options{Store: db, BaseURL: "http://warren.test", BootstrapAPIKey: token, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, token
+}
+
+func TestPanicIsRecoveredAsAnOpaque500(t *testing.T) {
+	s, _ := newTestServer(t, zap.NewNop())
+	h := s.outer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/x", nil))
+	var body api.Error
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Code != 500 || body.StatusCode != 500 || body.Msg != "internal server error" || !strings.HasPrefix(body.Details["operation_id"], "op_") {
+		t.Fatalf("got %d %s", rec.Code, rec.Body)
+	}
+	if strings.Contains(rec.Body.String(), "boom") {
+		t.Fatal("the panic value leaked into the response")
+	}
+}
+
+// TestLogsCarryNoSecrets sends requests full of tokens and checks no log field holds one.
+func TestLogsCarryNoSecrets(t *testing.T) {
+	core, logs := observer.New(zap.DebugLevel)
+	s, token := newTestServer(t, zap.New(core))
+	do := func(method, path, body, auth string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(method, path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+auth)
+		req.Header.Set("Service-Version", "2")
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, req)
+		return rec
+	}
+	created := do("POST", "/api_keys", `{"description":"x"}`, token)
+	var key api.APIKey
+	_ = json.Unmarshal(created.Body.Bytes(), &key)
+	do("GET", "/api_keys", "", *key.Token)
+	do("GET", "/api_keys", "", "notarealtoken")
+	do("POST", "/credentials", `{}`, token)
+
+	if logs.Len() < 4 {
+		t.Fatalf("expected an access log line per request, got %d", logs.Len())
+	}
+	for _, entry := range logs.All() {
+		line, _ := json.Marshal(entry.ContextMap())
+		for _, secret := range []string{token, *key.Token, "notarealtoken"} {
+			if strings.Contains(string(line)+entry.Message, secret) {
+				t.Fatalf("log line carries a secret: %s", line)
+			}
+		}
+		if entry.ContextMap()["operation_id"] == nil {
+			t.Fatalf("log line without operation id: %s", line)
+		}
+	}
+}
