@@ -72,8 +72,8 @@ var tlsCertificates = &family[api.TLSCertificate, *api.TLSCertificate, api.TLSCe
 		for _, r := range referrers {
 			domains = append(domains, r.ID)
 		}
-		list := strings.Join(domains, ", ")
-		return withDetail(badRequest("ERR_1966", "The TLS certificate %s is in use by reserved domain %s and cannot be deleted; detach it from the domain first (DELETE /reserved_domains/{id}/certificate).", cert.ID, list), "referrers", strings.Join(domains, ","))
+		e := badRequest("ERR_1966", "The TLS certificate %s is in use by reserved domain %s and cannot be deleted; detach it first (DELETE /reserved_domains/{id}/certificate).", cert.ID, strings.Join(domains, ", "))
+		return withDetail(e, "referrers", strings.Join(domains, ","))
 	},
 }
 
