@@ -27,6 +27,8 @@ func (s *Server) routes() http.Handler {
 		sshCAs,         // /ssh_certificate_authorities
 		serviceUsers,   // /service_users
 		botUsers,       // /bot_users
+		tlsCertificates,
+		certificateAuthorities,
 	} {
 		f.register(s, mux)
 		if _, seen := s.collections[f.collection().prefix]; !seen {

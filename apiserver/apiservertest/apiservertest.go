@@ -24,6 +24,8 @@ type Server struct {
 	APIKey     string // token of the bootstrap admin API key
 	AdminToken string // token of the /_admin/ endpoints
 	AccountID  string // the bootstrap account
+	// Store is the server's store, for tests that must set up state no endpoint creates yet.
+	Store store.Store
 }
 
 // Start runs a fresh server on a temporary SQLite database until the test ends.
@@ -34,7 +36,7 @@ func Start(t testing.TB) *Server {
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
-	s := &Server{APIKey: ids.NewToken(ids.New(ids.APIKey)), AdminToken: "admin-" + ids.New("")}
+	s := &Server{APIKey: ids.NewToken(ids.New(ids.APIKey)), AdminToken: "admin-" + ids.New(""), Store: db}
 	var handler http.Handler
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
 	srv, err := apiserver.New(ctx, apiserver.Options{Store: db, BaseURL: ts.URL, BootstrapAPIKey: s.APIKey, AdminToken: s.AdminToken})

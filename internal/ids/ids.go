@@ -23,6 +23,8 @@ const (
 	Credential              = "cr_"
 	SSHCredential           = "sshcr_"
 	SSHCertificateAuthority = "sshca_"
+	TLSCertificate          = "cert_"
+	CertificateAuthority    = "ca_"
 	ServiceUser             = "service_"
 	BotUser                 = "bot_"
 	User                    = "usr_"
