@@ -1,0 +1,159 @@
+// Package client is the Go client of the Warren API, built on resty. It sends the
+// authentication and version headers, turns error bodies into *Error, retries 429 and 503
+// answers (honouring Retry-After), and follows next_page_uri through lists.
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-resty/resty/v2"
+
+	"github.com/warrenhq/terraform-provider-warren/internal/api"
+)
+
+// Config configures a Client.
+type Config struct {
+	BaseURL    string        // e.g. "https://warren.example.com"
+	APIKey     string        // API key token, sent as a bearer token
+	UserAgent  string        // e.g. "terraform-provider-warren/1.0.0"
+	HTTPClient *http.Client  // optional
+	MaxRetries int           // retries of a 429 or 503 answer; default 4, negative for none
+	MaxBackoff time.Duration // longest wait between retries; default 10s
+}
+
+// Client talks to one Warren API server. It is safe for concurrent use.
+type Client struct {
+	http *resty.Client
+
+	APIKeys                   *Collection[api.APIKey, api.APIKeyCreate, api.APIKeyUpdate]
+	Credentials               *Collection[api.Credential, api.CredentialCreate, api.CredentialUpdate]
+	SSHCredentials            *Collection[api.SSHCredential, api.SSHCredentialCreate, api.SSHCredentialUpdate]
+	SSHCertificateAuthorities *Collection[api.SSHCertificateAuthority, api.SSHCertificateAuthorityCreate, api.SSHCertificateAuthorityUpdate]
+	ServiceUsers              *Collection[api.ServiceUser, api.ServiceUserCreate, api.ServiceUserUpdate]
+}
+
+// New returns a client for cfg.
+func New(cfg Config) *Client {
+	if cfg.MaxRetries == 0 {
+		cfg.MaxRetries = 4
+	}
+	if cfg.MaxRetries < 0 {
+		cfg.MaxRetries = 0
+	}
+	if cfg.MaxBackoff == 0 {
+		cfg.MaxBackoff = 10 * time.Second
+	}
+	if cfg.UserAgent == "" {
+		cfg.UserAgent = "warren-go-client"
+	}
+	hc := resty.New()
+	if cfg.HTTPClient != nil {
+		hc = resty.NewWithClient(cfg.HTTPClient)
+	}
+	hc.SetBaseURL(strings.TrimRight(cfg.BaseURL, "/")).
+		SetAuthToken(cfg.APIKey).
+		SetHeader(api.VersionHeader, api.Version).
+		SetHeader("User-Agent", cfg.UserAgent).
+		SetHeader("Accept", "application/json").
+		SetRetryCount(cfg.MaxRetries).
+		SetRetryWaitTime(250 * time.Millisecond).
+		SetRetryMaxWaitTime(cfg.MaxBackoff).
+		SetRetryAfter(retryAfter(cfg.MaxBackoff)).
+		AddRetryCondition(func(r *resty.Response, err error) bool {
+			return err == nil && (r.StatusCode() == http.StatusTooManyRequests || r.StatusCode() == http.StatusServiceUnavailable)
+		})
+	// Only the conditions above retry: a failed connection may have reached the server, and
+	// creates are not idempotent.
+	hc.SetRetryResetReaders(true)
+	c := &Client{http: hc}
+	c.APIKeys = collection[api.APIKey, api.APIKeyCreate, api.APIKeyUpdate](c, "/api_keys", "keys")
+	c.Credentials = collection[api.Credential, api.CredentialCreate, api.CredentialUpdate](c, "/credentials", "credentials")
+	c.SSHCredentials = collection[api.SSHCredential, api.SSHCredentialCreate, api.SSHCredentialUpdate](c, "/ssh_credentials", "ssh_credentials")
+	c.SSHCertificateAuthorities = collection[api.SSHCertificateAuthority, api.SSHCertificateAuthorityCreate, api.SSHCertificateAuthorityUpdate](c, "/ssh_certificate_authorities", "ssh_certificate_authorities")
+	c.ServiceUsers = collection[api.ServiceUser, api.ServiceUserCreate, api.ServiceUserUpdate](c, "/service_users", "service_users")
+	return c
+}
+
+// retryAfter waits as long as the server's Retry-After asks (seconds or an HTTP date), capped
+// at limit; without the header resty's exponential backoff with jitter applies.
+func retryAfter(limit time.Duration) resty.RetryAfterFunc {
+	return func(_ *resty.Client, r *resty.Response) (time.Duration, error) {
+		v := r.Header().Get("Retry-After")
+		if v == "" {
+			return 0, nil
+		}
+		var wait time.Duration
+		if secs, err := strconv.Atoi(v); err == nil {
+			wait = time.Duration(secs) * time.Second
+		} else if at, err := http.ParseTime(v); err == nil {
+			wait = time.Until(at)
+		}
+		return min(max(wait, time.Millisecond), limit), nil
+	}
+}
+
+// Error is an API error answer.
+type Error struct {
+	HTTPStatus int
+	Body       api.Error // the error body: error_code, msg, details
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "warren API: %d", e.HTTPStatus)
+	if e.Body.ErrorCode != "" {
+		fmt.Fprintf(&b, " %s", e.Body.ErrorCode)
+	}
+	if e.Body.Msg != "" {
+		fmt.Fprintf(&b, ": %s", e.Body.Msg)
+	}
+	if op := e.Body.Details["operation_id"]; op != "" {
+		fmt.Fprintf(&b, " (operation %s)", op)
+	}
+	return b.String()
+}
+
+// Code returns the API error code, e.g. "ERR_600", or "" (404s carry none).
+func (e *Error) Code() string { return e.Body.ErrorCode }
+
+// IsNotFound reports whether err is the API's 404.
+func IsNotFound(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.HTTPStatus == http.StatusNotFound
+}
+
+// do sends one request and decodes a 2xx JSON answer into out (when not nil).
+func (c *Client) do(ctx context.Context, method, url string, body, out any) error {
+	req := c.http.R().SetContext(ctx)
+	if body != nil {
+		req.SetHeader("Content-Type", "application/json").SetBody(body)
+	}
+	resp, err := req.Execute(method, url)
+	if err != nil {
+		return fmt.Errorf("warren API: %s %s: %w", method, url, err)
+	}
+	if resp.IsError() {
+		e := &Error{HTTPStatus: resp.StatusCode()}
+		if json.Unmarshal(resp.Body(), &e.Body) != nil || e.Body.Msg == "" {
+			e.Body.Msg = strings.TrimSpace(string(resp.Body()))
+			if e.Body.Msg == "" {
+				e.Body.Msg = http.StatusText(resp.StatusCode())
+			}
+		}
+		return e
+	}
+	if out == nil || resp.StatusCode() == http.StatusNoContent {
+		return nil
+	}
+	if err := json.Unmarshal(resp.Body(), out); err != nil {
+		return fmt.Errorf("warren API: %s %s: decoding the answer: %w", method, url, err)
+	}
+	return nil
+}

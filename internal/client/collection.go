@@ -1,0 +1,107 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"iter"
+	"net/http"
+	"net/url"
+	"strconv"
+)
+
+// Collection is one API family: T is the object, C and U its create and update bodies.
+type Collection[T any, C any, U any] struct {
+	c      *Client
+	Path   string // e.g. "/api_keys"
+	Member string // the list envelope's member, e.g. "keys"
+}
+
+func collection[T any, C any, U any](c *Client, path, member string) *Collection[T, C, U] {
+	return &Collection[T, C, U]{c: c, Path: path, Member: member}
+}
+
+// Create sends POST <path>.
+func (col *Collection[T, C, U]) Create(ctx context.Context, in C) (*T, error) {
+	out := new(T)
+	return out, col.c.do(ctx, http.MethodPost, col.Path, in, out)
+}
+
+// Get sends GET <path>/<id>.
+func (col *Collection[T, C, U]) Get(ctx context.Context, id string) (*T, error) {
+	out := new(T)
+	return out, col.c.do(ctx, http.MethodGet, col.Path+"/"+url.PathEscape(id), nil, out)
+}
+
+// Update sends PATCH <path>/<id>.
+func (col *Collection[T, C, U]) Update(ctx context.Context, id string, in U) (*T, error) {
+	out := new(T)
+	return out, col.c.do(ctx, http.MethodPatch, col.Path+"/"+url.PathEscape(id), in, out)
+}
+
+// Delete sends DELETE <path>/<id>.
+func (col *Collection[T, C, U]) Delete(ctx context.Context, id string) error {
+	return col.c.do(ctx, http.MethodDelete, col.Path+"/"+url.PathEscape(id), nil, nil)
+}
+
+// ListOptions narrow a list.
+type ListOptions struct {
+	Filter string // a CEL filter, e.g. `obj.description == "ci"`
+	Limit  int    // page size, 1..100; 0 for the server's default
+}
+
+// All iterates over every object of the list, following next_page_uri page by page.
+func (col *Collection[T, C, U]) All(ctx context.Context, opts ListOptions) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		q := url.Values{}
+		if opts.Filter != "" {
+			q.Set("filter", opts.Filter)
+		}
+		if opts.Limit > 0 {
+			q.Set("limit", strconv.Itoa(opts.Limit))
+		}
+		next := col.Path
+		if len(q) > 0 {
+			next += "?" + q.Encode()
+		}
+		for next != "" {
+			var page map[string]json.RawMessage
+			if err := col.c.do(ctx, http.MethodGet, next, nil, &page); err != nil {
+				var zero T
+				yield(zero, err)
+				return
+			}
+			var items []T
+			var nextURI *string
+			err := json.Unmarshal(page[col.Member], &items)
+			if err == nil && page["next_page_uri"] != nil {
+				err = json.Unmarshal(page["next_page_uri"], &nextURI)
+			}
+			if err != nil {
+				var zero T
+				yield(zero, err)
+				return
+			}
+			for _, item := range items {
+				if !yield(item, nil) {
+					return
+				}
+			}
+			next = ""
+			if nextURI != nil {
+				next = *nextURI // absolute: resty leaves absolute URLs alone
+			}
+		}
+	}
+}
+
+// List returns every object of the list.
+func (col *Collection[T, C, U]) List(ctx context.Context, opts ListOptions) ([]T, error) {
+	out := []T{}
+	for item, err := range col.All(ctx, opts) {
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, item)
+	}
+	return out, nil
+}
