@@ -1,10 +1,6 @@
 package apiserver
 
 import (
-	"strings"
-
-	"golang.org/x/crypto/ssh"
-
 	"github.com/warrenhq/terraform-provider-warren/apiserver/filter"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
@@ -24,10 +20,7 @@ var sshCredentials = &family[api.SSHCredential, *api.SSHCredential, api.SSHCrede
 		if err := setText(rules.SSHCredentialText, in.Description, in.Metadata, &cred.Description, &cred.Metadata); err != nil {
 			return nil, err
 		}
-		if in.PublicKey == nil || strings.TrimSpace(*in.PublicKey) == "" {
-			return nil, withDetail(badRequest("ERR_611", "The public_key is missing or empty."), "param", "public_key")
-		}
-		if _, err := sshFingerprint(*in.PublicKey); err != nil {
+		if _, err := rules.SSHPublicKey(deref(in.PublicKey)); err != nil {
 			return nil, err
 		}
 		acl, err := aclValue(in.ACL, nil)
@@ -48,7 +41,7 @@ var sshCredentials = &family[api.SSHCredential, *api.SSHCredential, api.SSHCrede
 	refs: func(cred *api.SSHCredential) []string { return []string{cred.OwnerID} },
 	// One key identifies one principal across the whole server (ERR_609 / ERR_610).
 	unique: func(_ string, cred *api.SSHCredential) []string {
-		fp, _ := sshFingerprint(cred.PublicKey)
+		fp, _ := rules.SSHPublicKey(cred.PublicKey)
 		return []string{"ssh_public_key:" + fp}
 	},
 	duplicate: func(c *call, tx store.Tx, dup *store.DuplicateError) error {
@@ -58,13 +51,4 @@ var sshCredentials = &family[api.SSHCredential, *api.SSHCredential, api.SSHCrede
 		}
 		return withDetail(badRequest("ERR_610", "This public key is used by another account."), "param", "public_key")
 	},
-}
-
-// sshFingerprint parses an authorized_keys line and returns the key's SHA-256 fingerprint.
-func sshFingerprint(publicKey string) (string, error) {
-	key, _, _, _, err := ssh.ParseAuthorizedKey([]byte(publicKey))
-	if err != nil {
-		return "", withDetail(badRequest("ERR_612", "The public_key is not a valid SSH public key in authorized_keys form: %s.", err), "param", "public_key")
-	}
-	return ssh.FingerprintSHA256(key), nil
 }

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"golang.org/x/crypto/ssh"
 )
 
 // Violation is a broken rule: the API's error code, the request member at fault and a
@@ -184,4 +186,17 @@ func ServiceUserName(name string) error {
 		return violation("ERR_4110", "name", "The service user name is longer than %d bytes.", MaxNameBytes)
 	}
 	return nil
+}
+
+// SSHPublicKey checks an SSH credential's public key (authorized_keys form, as the API's
+// examples use) and returns its SHA-256 fingerprint.
+func SSHPublicKey(publicKey string) (fingerprint string, err error) {
+	if strings.TrimSpace(publicKey) == "" {
+		return "", violation("ERR_611", "public_key", "The public_key is missing or empty.")
+	}
+	key, _, _, _, err := ssh.ParseAuthorizedKey([]byte(publicKey))
+	if err != nil {
+		return "", violation("ERR_612", "public_key", "The public_key is not a valid SSH public key in authorized_keys form: %s.", err)
+	}
+	return ssh.FingerprintSHA256(key), nil
 }

@@ -1,0 +1,150 @@
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/warrenhq/terraform-provider-warren/internal/client"
+)
+
+// Data sources come in two shapes that every family repeats: one object by ID, and a list
+// with an optional CEL filter. Both are generic here; a data source file declares its name,
+// its attributes and which flatten function maps the API object.
+
+// getFunc and listFunc are the client calls the data sources make.
+type (
+	getFunc[T any]  = func(context.Context, string) (*T, error)
+	listFunc[T any] = func(context.Context, client.ListOptions) ([]T, error)
+)
+
+// objectDataSource reads one object by its ID into the model M.
+type objectDataSource[T any, M any] struct {
+	client      *client.Client
+	typeName    string // suffix after "warren", e.g. "_api_key"
+	description string
+	attributes  map[string]schema.Attribute // every attribute but id
+	get         func(c *client.Client) getFunc[T]
+	flatten     func(*T, *M)
+}
+
+var _ datasource.DataSourceWithConfigure = (*objectDataSource[struct{}, struct{}])(nil)
+
+func (d *objectDataSource[T, M]) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + d.typeName
+}
+
+func (d *objectDataSource[T, M]) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+	attrs := map[string]schema.Attribute{"id": schema.StringAttribute{MarkdownDescription: "ID of the object to read.", Required: true}}
+	for name, a := range d.attributes {
+		attrs[name] = a
+	}
+	resp.Schema = schema.Schema{MarkdownDescription: d.description, Attributes: attrs}
+}
+
+func (d *objectDataSource[T, M]) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+	d.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+func (d *objectDataSource[T, M]) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	var id types.String
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("id"), &id)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	obj, err := d.get(d.client)(ctx, id.ValueString())
+	if err != nil {
+		addAPIError(&resp.Diagnostics, "read "+id.ValueString(), err)
+		return
+	}
+	var m M
+	d.flatten(obj, &m)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// listDataSource lists the objects of a family, optionally narrowed by a CEL filter that the
+// server evaluates, into the attribute named member.
+type listDataSource[T any, M any] struct {
+	client      *client.Client
+	typeName    string // e.g. "_api_keys"
+	member      string // e.g. "api_keys"
+	description string
+	attributes  map[string]schema.Attribute // the attributes of one item
+	list        func(c *client.Client) listFunc[T]
+	flatten     func(*T, *M)
+	unfiltered  bool // the API takes no filter on this list
+}
+
+var _ datasource.DataSourceWithConfigure = (*listDataSource[struct{}, struct{}])(nil)
+
+func (d *listDataSource[T, M]) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + d.typeName
+}
+
+func (d *listDataSource[T, M]) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+	attrs := map[string]schema.Attribute{
+		d.member: schema.ListNestedAttribute{
+			MarkdownDescription: "The objects, newest first.",
+			Computed:            true,
+			NestedObject:        schema.NestedAttributeObject{Attributes: d.attributes},
+		},
+	}
+	if d.filterable() {
+		attrs["filter"] = schema.StringAttribute{
+			MarkdownDescription: "A CEL expression the server evaluates on each object as `obj`, e.g. `obj.description == \"ci\"`. Without it every object is listed.",
+			Optional:            true,
+		}
+	}
+	resp.Schema = schema.Schema{MarkdownDescription: d.description, Attributes: attrs}
+}
+
+func (d *listDataSource[T, M]) filterable() bool { return !d.unfiltered }
+
+func (d *listDataSource[T, M]) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+	d.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+func (d *listDataSource[T, M]) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	var filter types.String
+	if d.filterable() {
+		resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("filter"), &filter)...)
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	objs, err := d.list(d.client)(ctx, client.ListOptions{Filter: filter.ValueString()})
+	if err != nil {
+		addAPIError(&resp.Diagnostics, "list"+d.typeName, err)
+		return
+	}
+	items := make([]M, len(objs))
+	for i := range objs {
+		d.flatten(&objs[i], &items[i])
+	}
+	if d.filterable() {
+		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("filter"), filter)...)
+	}
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(d.member), items)...)
+}
+
+// Computed attributes of data sources.
+
+func computedString(description string) schema.StringAttribute {
+	return schema.StringAttribute{MarkdownDescription: description, Computed: true}
+}
+
+func computedStringList(description string) schema.ListAttribute {
+	return schema.ListAttribute{MarkdownDescription: description, Computed: true, ElementType: types.StringType}
+}
+
+// withID adds a computed id to attributes, for the items of list data sources.
+func withID(attributes map[string]schema.Attribute) map[string]schema.Attribute {
+	out := map[string]schema.Attribute{"id": computedString("ID of the object.")}
+	for name, a := range attributes {
+		out[name] = a
+	}
+	return out
+}

@@ -1,0 +1,42 @@
+package provider
+
+import (
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+
+	"github.com/warrenhq/terraform-provider-warren/internal/api"
+	"github.com/warrenhq/terraform-provider-warren/internal/client"
+)
+
+// NewTunnelCredentialDataSource is data.warren_tunnel_credential.
+func NewTunnelCredentialDataSource() datasource.DataSource {
+	return &objectDataSource[api.Credential, tunnelCredentialModel]{
+		typeName:    "_tunnel_credential",
+		description: "Reads a tunnel credential by ID. Its token is never returned.",
+		attributes:  tunnelCredentialDataAttributes(),
+		get:         func(c *client.Client) getFunc[api.Credential] { return c.Credentials.Get },
+		flatten:     flattenTunnelCredential,
+	}
+}
+
+// NewTunnelCredentialsDataSource is data.warren_tunnel_credentials.
+func NewTunnelCredentialsDataSource() datasource.DataSource {
+	return &listDataSource[api.Credential, tunnelCredentialModel]{
+		typeName:    "_tunnel_credentials",
+		member:      "tunnel_credentials",
+		description: "Lists the account's tunnel credentials, optionally narrowed by a CEL filter on `id`, `created_at`, `description`, `metadata`, `owner_id` and `acl`.",
+		attributes:  withID(tunnelCredentialDataAttributes()),
+		list:        func(c *client.Client) listFunc[api.Credential] { return c.Credentials.List },
+		flatten:     flattenTunnelCredential,
+	}
+}
+
+func tunnelCredentialDataAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"description": computedString("What the credential is for."),
+		"metadata":    computedString("Arbitrary user data."),
+		"acl":         computedStringList("ACL rules; empty means no restrictions."),
+		"owner_id":    computedString("ID of the user or service user that owns the credential."),
+		"created_at":  computedString("When the credential was created (RFC 3339)."),
+	}
+}

@@ -1,0 +1,103 @@
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/warrenhq/terraform-provider-warren/internal/api"
+	"github.com/warrenhq/terraform-provider-warren/internal/client"
+)
+
+var (
+	_ resource.ResourceWithConfigure   = (*apiKeyResource)(nil)
+	_ resource.ResourceWithImportState = (*apiKeyResource)(nil)
+)
+
+// NewAPIKeyResource is warren_api_key.
+func NewAPIKeyResource() resource.Resource { return &apiKeyResource{} }
+
+type apiKeyResource struct {
+	client *client.Client
+}
+
+// apiKeyModel holds the members every API key schema shows (resource, data sources).
+type apiKeyModel struct {
+	ID          types.String `tfsdk:"id"`
+	Description types.String `tfsdk:"description"`
+	Metadata    types.String `tfsdk:"metadata"`
+	OwnerID     types.String `tfsdk:"owner_id"`
+	CreatedAt   types.String `tfsdk:"created_at"`
+}
+
+type apiKeyResourceModel struct {
+	apiKeyModel
+	Token types.String `tfsdk:"token"`
+}
+
+func (r *apiKeyResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_api_key"
+}
+
+func (r *apiKeyResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "An API key authenticates calls to the Warren API and acts as its owner (a user or a service user).",
+		Attributes: map[string]schema.Attribute{
+			"id":          idAttribute("API key"),
+			"description": descriptionAttribute("API key"),
+			"metadata":    metadataAttribute(),
+			"owner_id":    ownerAttribute(),
+			"created_at":  createdAtAttribute(),
+			"token":       tokenAttribute("API key"),
+		},
+	}
+}
+
+func (r *apiKeyResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+func (r *apiKeyResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	createResource(ctx, req, resp, "API key", func(ctx context.Context, m *apiKeyResourceModel) (*api.APIKey, error) {
+		return r.client.APIKeys.Create(ctx, api.APIKeyCreate{Description: optional(m.Description), Metadata: optional(m.Metadata), OwnerID: optional(m.OwnerID)})
+	}, flattenAPIKeyResource)
+}
+
+func (r *apiKeyResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	readResource(ctx, req, resp, "API key", apiKeyID, r.client.APIKeys.Get, flattenAPIKeyResource)
+}
+
+func (r *apiKeyResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	updateResource(ctx, req, resp, "API key", func(ctx context.Context, plan, prior *apiKeyResourceModel) (*api.APIKey, error) {
+		plan.Token = prior.Token
+		return r.client.APIKeys.Update(ctx, prior.ID.ValueString(), api.APIKeyUpdate{Description: optional(plan.Description), Metadata: optional(plan.Metadata)})
+	}, flattenAPIKeyResource)
+}
+
+func (r *apiKeyResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	deleteResource(ctx, req, resp, "API key", apiKeyID, r.client.APIKeys.Delete)
+}
+
+func (r *apiKeyResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	importByID(ctx, req, resp)
+}
+
+func apiKeyID(m *apiKeyResourceModel) string { return m.ID.ValueString() }
+
+func flattenAPIKey(k *api.APIKey, m *apiKeyModel) {
+	m.ID = types.StringValue(k.ID)
+	m.Description = types.StringValue(k.Description)
+	m.Metadata = types.StringValue(k.Metadata)
+	m.OwnerID = types.StringValue(k.OwnerID)
+	m.CreatedAt = types.StringValue(k.CreatedAt)
+}
+
+// flattenAPIKeyResource keeps the token of the state: only the create answer carries one.
+func flattenAPIKeyResource(k *api.APIKey, m *apiKeyResourceModel) {
+	flattenAPIKey(k, &m.apiKeyModel)
+	if k.Token != nil {
+		m.Token = types.StringValue(*k.Token)
+	}
+}

@@ -1,0 +1,213 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/warrenhq/terraform-provider-warren/internal/client"
+	"github.com/warrenhq/terraform-provider-warren/internal/rules"
+	"github.com/warrenhq/terraform-provider-warren/provider/validators"
+)
+
+// What every resource repeats lives here, so that a resource file is its schema and its
+// mapping: getting the client, the create/read/update/delete round trips (read back after
+// write, a 404 on read removes the resource from state), API errors as diagnostics, import
+// by ID, and the attributes every object has.
+
+// clientFrom returns the provider's client from ProviderData (nil before configuration).
+func clientFrom(providerData any, diags *diag.Diagnostics) *client.Client {
+	if providerData == nil {
+		return nil
+	}
+	c, ok := providerData.(*client.Client)
+	if !ok {
+		diags.AddError("Unexpected provider data", fmt.Sprintf("Expected *client.Client, got %T. This is a bug in the provider.", providerData))
+	}
+	return c
+}
+
+// addAPIError reports a failed API call.
+func addAPIError(diags *diag.Diagnostics, action string, err error) {
+	var apiErr *client.Error
+	if errors.As(err, &apiErr) {
+		diags.AddError("Warren API error: could not "+action, apiErr.Error())
+		return
+	}
+	diags.AddError("Could not "+action, err.Error())
+}
+
+// createResource reads the plan into a model, calls create, maps the answer back and saves
+// the state.
+func createResource[M any, T any](ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse, what string, create func(context.Context, *M) (*T, error), flatten func(*T, *M)) {
+	var m M
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	obj, err := create(ctx, &m)
+	if err != nil {
+		addAPIError(&resp.Diagnostics, "create "+what, err)
+		return
+	}
+	flatten(obj, &m)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// readResource refreshes the state from the API; an object deleted behind Terraform's back
+// is removed from state so that the next plan creates it again.
+func readResource[M any, T any](ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse, what string, id func(*M) string, get func(context.Context, string) (*T, error), flatten func(*T, *M)) {
+	var m M
+	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	obj, err := get(ctx, id(&m))
+	if client.IsNotFound(err) {
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	if err != nil {
+		addAPIError(&resp.Diagnostics, "read "+what, err)
+		return
+	}
+	flatten(obj, &m)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// updateResource sends the plan as a PATCH; prior is the state before the update (for IDs
+// and values the API does not return again, such as tokens).
+func updateResource[M any, T any](ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse, what string, update func(ctx context.Context, plan, prior *M) (*T, error), flatten func(*T, *M)) {
+	var plan, prior M
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	obj, err := update(ctx, &plan, &prior)
+	if err != nil {
+		addAPIError(&resp.Diagnostics, "update "+what, err)
+		return
+	}
+	flatten(obj, &plan)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+// deleteResource deletes the object; one that is already gone is fine.
+func deleteResource[M any](ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse, what string, id func(*M) string, del func(context.Context, string) error) {
+	var m M
+	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if err := del(ctx, id(&m)); err != nil && !client.IsNotFound(err) {
+		addAPIError(&resp.Diagnostics, "delete "+what, err)
+	}
+}
+
+// importByID imports an object by its ID; Read fills in the rest.
+func importByID(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	resource.ImportStatePassthroughID(ctx, path.Root("id"), req, resp)
+}
+
+// Attributes every object has.
+
+func idAttribute(what string) schema.StringAttribute {
+	return schema.StringAttribute{
+		MarkdownDescription: "ID of the " + what + ".",
+		Computed:            true,
+		PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+	}
+}
+
+func createdAtAttribute() schema.StringAttribute {
+	return schema.StringAttribute{
+		MarkdownDescription: "When the object was created (RFC 3339).",
+		Computed:            true,
+		PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+	}
+}
+
+// descriptionAttribute is optional, updates in place and is "" when not set, which is also
+// what the API reports for a missing description: an unset description never shows a diff.
+func descriptionAttribute(what string) schema.StringAttribute {
+	return schema.StringAttribute{
+		MarkdownDescription: fmt.Sprintf("What the %s is for; at most %d bytes.", what, rules.MaxDescriptionBytes),
+		Optional:            true,
+		Computed:            true,
+		Default:             stringdefault.StaticString(""),
+		Validators:          []validator.String{validators.MaxBytes(rules.MaxDescriptionBytes)},
+	}
+}
+
+func metadataAttribute() schema.StringAttribute {
+	return schema.StringAttribute{
+		MarkdownDescription: fmt.Sprintf("Arbitrary user data, e.g. JSON; at most %d bytes.", rules.MaxMetadataBytes),
+		Optional:            true,
+		Computed:            true,
+		Default:             stringdefault.StaticString(""),
+		Validators:          []validator.String{validators.MaxBytes(rules.MaxMetadataBytes)},
+	}
+}
+
+// ownerAttribute is the principal that owns a key or credential; it cannot change.
+func ownerAttribute() schema.StringAttribute {
+	return schema.StringAttribute{
+		MarkdownDescription: "ID of the user or service user that owns it. Defaults to the owner of the provider's API key; only admins may name another owner. Changing it forces a new object.",
+		Optional:            true,
+		Computed:            true,
+		PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace(), stringplanmodifier.UseStateForUnknown()},
+	}
+}
+
+// tokenAttribute is a token the API returns only when it creates the object: kept in state
+// from then on, null after an import.
+func tokenAttribute(what string) schema.StringAttribute {
+	return schema.StringAttribute{
+		MarkdownDescription: "The " + what + " token. The API returns it only when it creates the object, so it is kept in state (sensitive) from then on; it cannot be recovered after an import (it is then null). To keep it out of state, use the ephemeral resource of the same name.",
+		Computed:            true,
+		Sensitive:           true,
+		PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+	}
+}
+
+// Mapping helpers between API values and framework values.
+
+// optional returns a pointer to v's string for a request, nil when null or unknown.
+func optional(v types.String) *string {
+	if v.IsNull() || v.IsUnknown() {
+		return nil
+	}
+	s := v.ValueString()
+	return &s
+}
+
+// stringsOf returns the elements of a list of strings; nil when null or unknown.
+func stringsOf(ctx context.Context, v types.List, diags *diag.Diagnostics) []string {
+	if v.IsNull() || v.IsUnknown() {
+		return nil
+	}
+	out := []string{}
+	diags.Append(v.ElementsAs(ctx, &out, false)...)
+	return out
+}
+
+// stringList returns a list value of strings, [] for none.
+func stringList(items []string) types.List {
+	values := make([]types.String, 0, len(items))
+	for _, s := range items {
+		values = append(values, types.StringValue(s))
+	}
+	list, _ := types.ListValueFrom(context.Background(), types.StringType, values)
+	return list
+}

@@ -1,0 +1,98 @@
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/warrenhq/terraform-provider-warren/internal/api"
+	"github.com/warrenhq/terraform-provider-warren/internal/client"
+	"github.com/warrenhq/terraform-provider-warren/internal/rules"
+	"github.com/warrenhq/terraform-provider-warren/provider/validators"
+)
+
+var (
+	_ resource.ResourceWithConfigure   = (*serviceUserResource)(nil)
+	_ resource.ResourceWithImportState = (*serviceUserResource)(nil)
+)
+
+// NewServiceUserResource is warren_service_user.
+func NewServiceUserResource() resource.Resource { return &serviceUserResource{} }
+
+type serviceUserResource struct {
+	client *client.Client
+}
+
+// serviceUserModel is the same in the resource and the data sources.
+type serviceUserModel struct {
+	ID        types.String `tfsdk:"id"`
+	Name      types.String `tfsdk:"name"`
+	Active    types.Bool   `tfsdk:"active"`
+	CreatedAt types.String `tfsdk:"created_at"`
+}
+
+func (r *serviceUserResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_service_user"
+}
+
+func (r *serviceUserResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "A service user is a non-human principal (formerly a bot user) that can own API keys and credentials. Only admins may manage service users; deleting one also deletes the keys and credentials it owns.",
+		Attributes: map[string]schema.Attribute{
+			"id": idAttribute("service user"),
+			"name": schema.StringAttribute{
+				MarkdownDescription: "Name of the service user, unique in the account.",
+				Required:            true,
+				Validators:          []validator.String{validators.String("must be a non-empty name of at most 255 bytes", rules.ServiceUserName)},
+			},
+			"active": schema.BoolAttribute{
+				MarkdownDescription: "Whether the service user's keys may be used. Defaults to `true`.",
+				Optional:            true,
+				Computed:            true,
+				Default:             booldefault.StaticBool(true),
+			},
+			"created_at": createdAtAttribute(),
+		},
+	}
+}
+
+func (r *serviceUserResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+func (r *serviceUserResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	createResource(ctx, req, resp, "service user", func(ctx context.Context, m *serviceUserModel) (*api.ServiceUser, error) {
+		return r.client.ServiceUsers.Create(ctx, api.ServiceUserCreate{Name: optional(m.Name), Active: m.Active.ValueBoolPointer()})
+	}, flattenServiceUser)
+}
+
+func (r *serviceUserResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	readResource(ctx, req, resp, "service user", serviceUserID, r.client.ServiceUsers.Get, flattenServiceUser)
+}
+
+func (r *serviceUserResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	updateResource(ctx, req, resp, "service user", func(ctx context.Context, plan, prior *serviceUserModel) (*api.ServiceUser, error) {
+		return r.client.ServiceUsers.Update(ctx, prior.ID.ValueString(), api.ServiceUserUpdate{Name: optional(plan.Name), Active: plan.Active.ValueBoolPointer()})
+	}, flattenServiceUser)
+}
+
+func (r *serviceUserResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	deleteResource(ctx, req, resp, "service user", serviceUserID, r.client.ServiceUsers.Delete)
+}
+
+func (r *serviceUserResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	importByID(ctx, req, resp)
+}
+
+func serviceUserID(m *serviceUserModel) string { return m.ID.ValueString() }
+
+func flattenServiceUser(u *api.ServiceUser, m *serviceUserModel) {
+	m.ID = types.StringValue(u.ID)
+	m.Name = types.StringValue(u.Name)
+	m.Active = types.BoolValue(u.Active)
+	m.CreatedAt = types.StringValue(u.CreatedAt)
+}

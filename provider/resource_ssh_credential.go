@@ -1,0 +1,113 @@
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/warrenhq/terraform-provider-warren/internal/api"
+	"github.com/warrenhq/terraform-provider-warren/internal/client"
+	"github.com/warrenhq/terraform-provider-warren/internal/rules"
+	"github.com/warrenhq/terraform-provider-warren/provider/validators"
+)
+
+var (
+	_ resource.ResourceWithConfigure   = (*sshCredentialResource)(nil)
+	_ resource.ResourceWithImportState = (*sshCredentialResource)(nil)
+)
+
+// NewSSHCredentialResource is warren_ssh_credential.
+func NewSSHCredentialResource() resource.Resource { return &sshCredentialResource{} }
+
+type sshCredentialResource struct {
+	client *client.Client
+}
+
+// sshCredentialModel is the same in the resource and the data sources.
+type sshCredentialModel struct {
+	ID          types.String `tfsdk:"id"`
+	Description types.String `tfsdk:"description"`
+	Metadata    types.String `tfsdk:"metadata"`
+	PublicKey   types.String `tfsdk:"public_key"`
+	ACL         types.List   `tfsdk:"acl"`
+	OwnerID     types.String `tfsdk:"owner_id"`
+	CreatedAt   types.String `tfsdk:"created_at"`
+}
+
+func (r *sshCredentialResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_ssh_credential"
+}
+
+func (r *sshCredentialResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "An SSH credential is an SSH public key that may start tunnel sessions. A key can be registered once across the whole server.",
+		Attributes: map[string]schema.Attribute{
+			"id":          idAttribute("SSH credential"),
+			"description": descriptionAttribute("SSH credential"),
+			"metadata":    metadataAttribute(),
+			"public_key": schema.StringAttribute{
+				MarkdownDescription: "The public key in authorized_keys form, e.g. `ssh-ed25519 AAAA… comment`; stored as given. Changing it forces a new credential.",
+				Required:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+				Validators: []validator.String{validators.String("must be an SSH public key in authorized_keys form", func(s string) error {
+					_, err := rules.SSHPublicKey(s)
+					return err
+				})},
+			},
+			"acl":        aclAttribute(),
+			"owner_id":   ownerAttribute(),
+			"created_at": createdAtAttribute(),
+		},
+	}
+}
+
+func (r *sshCredentialResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+func (r *sshCredentialResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	createResource(ctx, req, resp, "SSH credential", func(ctx context.Context, m *sshCredentialModel) (*api.SSHCredential, error) {
+		return r.client.SSHCredentials.Create(ctx, api.SSHCredentialCreate{
+			Description: optional(m.Description), Metadata: optional(m.Metadata), PublicKey: optional(m.PublicKey),
+			ACL: stringsOf(ctx, m.ACL, &resp.Diagnostics), OwnerID: optional(m.OwnerID),
+		})
+	}, flattenSSHCredential)
+}
+
+func (r *sshCredentialResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	readResource(ctx, req, resp, "SSH credential", sshCredentialID, r.client.SSHCredentials.Get, flattenSSHCredential)
+}
+
+func (r *sshCredentialResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	updateResource(ctx, req, resp, "SSH credential", func(ctx context.Context, plan, prior *sshCredentialModel) (*api.SSHCredential, error) {
+		return r.client.SSHCredentials.Update(ctx, prior.ID.ValueString(), api.SSHCredentialUpdate{
+			Description: optional(plan.Description), Metadata: optional(plan.Metadata),
+			ACL: stringsOf(ctx, plan.ACL, &resp.Diagnostics),
+		})
+	}, flattenSSHCredential)
+}
+
+func (r *sshCredentialResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	deleteResource(ctx, req, resp, "SSH credential", sshCredentialID, r.client.SSHCredentials.Delete)
+}
+
+func (r *sshCredentialResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	importByID(ctx, req, resp)
+}
+
+func sshCredentialID(m *sshCredentialModel) string { return m.ID.ValueString() }
+
+func flattenSSHCredential(c *api.SSHCredential, m *sshCredentialModel) {
+	m.ID = types.StringValue(c.ID)
+	m.Description = types.StringValue(c.Description)
+	m.Metadata = types.StringValue(c.Metadata)
+	m.PublicKey = types.StringValue(c.PublicKey)
+	m.ACL = stringList(c.ACL)
+	m.OwnerID = types.StringValue(c.OwnerID)
+	m.CreatedAt = types.StringValue(c.CreatedAt)
+}

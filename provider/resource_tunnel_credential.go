@@ -1,0 +1,130 @@
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listdefault"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/warrenhq/terraform-provider-warren/internal/api"
+	"github.com/warrenhq/terraform-provider-warren/internal/client"
+	"github.com/warrenhq/terraform-provider-warren/provider/validators"
+)
+
+var (
+	_ resource.ResourceWithConfigure   = (*tunnelCredentialResource)(nil)
+	_ resource.ResourceWithImportState = (*tunnelCredentialResource)(nil)
+)
+
+// NewTunnelCredentialResource is warren_tunnel_credential, the API's /credentials family.
+func NewTunnelCredentialResource() resource.Resource { return &tunnelCredentialResource{} }
+
+type tunnelCredentialResource struct {
+	client *client.Client
+}
+
+// tunnelCredentialModel holds the members every tunnel credential schema shows.
+type tunnelCredentialModel struct {
+	ID          types.String `tfsdk:"id"`
+	Description types.String `tfsdk:"description"`
+	Metadata    types.String `tfsdk:"metadata"`
+	ACL         types.List   `tfsdk:"acl"`
+	OwnerID     types.String `tfsdk:"owner_id"`
+	CreatedAt   types.String `tfsdk:"created_at"`
+}
+
+type tunnelCredentialResourceModel struct {
+	tunnelCredentialModel
+	Token types.String `tfsdk:"token"`
+}
+
+func (r *tunnelCredentialResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_tunnel_credential"
+}
+
+func (r *tunnelCredentialResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "A tunnel credential is an authtoken that agents use to start tunnel sessions. Its ACL limits what they may bind.",
+		Attributes: map[string]schema.Attribute{
+			"id":          idAttribute("tunnel credential"),
+			"description": descriptionAttribute("credential"),
+			"metadata":    metadataAttribute(),
+			"acl":         aclAttribute(),
+			"owner_id":    ownerAttribute(),
+			"created_at":  createdAtAttribute(),
+			"token":       tokenAttribute("authtoken"),
+		},
+	}
+}
+
+func (r *tunnelCredentialResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+func (r *tunnelCredentialResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	createResource(ctx, req, resp, "tunnel credential", func(ctx context.Context, m *tunnelCredentialResourceModel) (*api.Credential, error) {
+		return r.client.Credentials.Create(ctx, api.CredentialCreate{
+			Description: optional(m.Description), Metadata: optional(m.Metadata),
+			ACL: stringsOf(ctx, m.ACL, &resp.Diagnostics), OwnerID: optional(m.OwnerID),
+		})
+	}, flattenTunnelCredentialResource)
+}
+
+func (r *tunnelCredentialResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	readResource(ctx, req, resp, "tunnel credential", tunnelCredentialID, r.client.Credentials.Get, flattenTunnelCredentialResource)
+}
+
+func (r *tunnelCredentialResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	updateResource(ctx, req, resp, "tunnel credential", func(ctx context.Context, plan, prior *tunnelCredentialResourceModel) (*api.Credential, error) {
+		plan.Token = prior.Token
+		return r.client.Credentials.Update(ctx, prior.ID.ValueString(), api.CredentialUpdate{
+			Description: optional(plan.Description), Metadata: optional(plan.Metadata),
+			ACL: stringsOf(ctx, plan.ACL, &resp.Diagnostics),
+		})
+	}, flattenTunnelCredentialResource)
+}
+
+func (r *tunnelCredentialResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	deleteResource(ctx, req, resp, "tunnel credential", tunnelCredentialID, r.client.Credentials.Delete)
+}
+
+func (r *tunnelCredentialResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	importByID(ctx, req, resp)
+}
+
+func tunnelCredentialID(m *tunnelCredentialResourceModel) string { return m.ID.ValueString() }
+
+func flattenTunnelCredential(c *api.Credential, m *tunnelCredentialModel) {
+	m.ID = types.StringValue(c.ID)
+	m.Description = types.StringValue(c.Description)
+	m.Metadata = types.StringValue(c.Metadata)
+	m.ACL = stringList(c.ACL)
+	m.OwnerID = types.StringValue(c.OwnerID)
+	m.CreatedAt = types.StringValue(c.CreatedAt)
+}
+
+// flattenTunnelCredentialResource keeps the token of the state: only the create answer has one.
+func flattenTunnelCredentialResource(c *api.Credential, m *tunnelCredentialResourceModel) {
+	flattenTunnelCredential(c, &m.tunnelCredentialModel)
+	if c.Token != nil {
+		m.Token = types.StringValue(*c.Token)
+	}
+}
+
+// aclAttribute is the ACL of tunnel and SSH credentials: rules checked at plan time, [] when
+// not set (no restrictions), updated in place.
+func aclAttribute() schema.ListAttribute {
+	return schema.ListAttribute{
+		MarkdownDescription: "ACL rules: `*`, or `bind:` followed by a domain (`bind:example.com`, `bind:*.example.com`), an address (`bind:1.tcp.example.com:20000`) or a label (`bind:env=prod`, key and/or value may be `*`). Empty means no restrictions.",
+		ElementType:         types.StringType,
+		Optional:            true,
+		Computed:            true,
+		Default:             listdefault.StaticValue(types.ListValueMust(types.StringType, []attr.Value{})),
+		Validators:          []validator.List{listvalidator.ValueStringsAre(validators.ACLRule())},
+	}
+}
