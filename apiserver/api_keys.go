@@ -25,6 +25,9 @@ var apiKeys = &family[api.APIKey, *api.APIKey, api.APIKeyCreate, api.APIKeyUpdat
 		return nil, err
 	},
 	update: func(c *call, tx store.Tx, in *api.APIKeyUpdate, key *api.APIKey) error {
+		if err := keepOwner("ERR_628", in.OwnerID, key.OwnerID); err != nil {
+			return err
+		}
 		return setText(rules.APIKeyText, in.Description, in.Metadata, &key.Description, &key.Metadata)
 	},
 	refs: func(key *api.APIKey) []string { return []string{key.OwnerID} },

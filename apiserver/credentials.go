@@ -30,6 +30,9 @@ var credentials = &family[api.Credential, *api.Credential, api.CredentialCreate,
 		return nil, err
 	},
 	update: func(c *call, tx store.Tx, in *api.CredentialUpdate, cred *api.Credential) (err error) {
+		if err := keepOwner("ERR_627", in.OwnerID, cred.OwnerID); err != nil {
+			return err
+		}
 		if err := setText(rules.CredentialText, in.Description, in.Metadata, &cred.Description, &cred.Metadata); err != nil {
 			return err
 		}

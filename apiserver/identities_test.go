@@ -32,7 +32,8 @@ func TestAPIKeys(t *testing.T) {
 	_, hasMetadata := got["metadata"]
 	equal(t, "metadata cleared", hasMetadata, false)
 	c.ok(200, "PATCH", "/api_keys/"+id, map[string]any{})
-	c.fails(400, "ERR_214", "PATCH", "/api_keys/"+id, map[string]any{"owner_id": "usr_x"})
+	c.fails(400, "ERR_628", "PATCH", "/api_keys/"+id, map[string]any{"owner_id": "usr_x"})
+	c.ok(200, "PATCH", "/api_keys/"+id, map[string]any{"owner_id": key["owner_id"]})
 
 	c.fails(400, "ERR_215", "POST", "/api_keys", map[string]any{"description": strings.Repeat("x", 256)})
 	c.fails(400, "ERR_100", "POST", "/api_keys", map[string]any{"metadata": strings.Repeat("x", 4097)})
@@ -100,6 +101,7 @@ func TestCredentials(t *testing.T) {
 		c.fails(400, "ERR_600", "POST", "/credentials", map[string]any{"acl": []string{rule}})
 		c.fails(400, "ERR_600", "PATCH", "/credentials/"+id, map[string]any{"acl": []string{rule}})
 	}
+	c.fails(400, "ERR_627", "PATCH", "/credentials/"+id, map[string]any{"owner_id": "usr_x"})
 	c.fails(400, "ERR_606", "PATCH", "/credentials/"+id, map[string]any{})
 	c.fails(400, "ERR_606", "PATCH", "/credentials/"+id, map[string]any{"id": id, "description": nil})
 	c.fails(400, "ERR_604", "POST", "/credentials", map[string]any{"description": strings.Repeat("x", 256)})
@@ -139,6 +141,7 @@ func TestSSHCredentials(t *testing.T) {
 	got := c.ok(200, "PATCH", "/ssh_credentials/"+id, map[string]any{"metadata": "m"})
 	equal(t, "acl kept", got["acl"], []any{"bind:x.example.com"})
 	c.fails(400, "ERR_214", "PATCH", "/ssh_credentials/"+id, map[string]any{"public_key": newSSHKey(t)})
+	c.fails(400, "ERR_629", "PATCH", "/ssh_credentials/"+id, map[string]any{"owner_id": "usr_x"})
 	c.ok(204, "DELETE", "/ssh_credentials/"+id, nil)
 	// The key is free again once its credential is gone.
 	c.ok(201, "POST", "/ssh_credentials", map[string]any{"public_key": pub})

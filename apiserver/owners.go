@@ -91,3 +91,12 @@ func (c *call) resolveOwner(tx store.Tx, ownerID *string) (string, error) {
 	}
 	return owner.ID, nil
 }
+
+// keepOwner rejects a PATCH that names another owner: owners cannot be re-assigned (the
+// family's code: ERR_628 keys, ERR_627 credentials, ERR_629 SSH credentials).
+func keepOwner(code string, given *string, current string) error {
+	if given != nil && *given != "" && *given != current {
+		return withDetail(badRequest(code, "The owner cannot be re-assigned; it is %s.", current), "param", "owner_id")
+	}
+	return nil
+}

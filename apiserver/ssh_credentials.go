@@ -32,6 +32,9 @@ var sshCredentials = &family[api.SSHCredential, *api.SSHCredential, api.SSHCrede
 		return nil, err
 	},
 	update: func(c *call, tx store.Tx, in *api.SSHCredentialUpdate, cred *api.SSHCredential) (err error) {
+		if err := keepOwner("ERR_629", in.OwnerID, cred.OwnerID); err != nil {
+			return err
+		}
 		if err := setText(rules.SSHCredentialText, in.Description, in.Metadata, &cred.Description, &cred.Metadata); err != nil {
 			return err
 		}

@@ -21,6 +21,8 @@ type APIKeyUpdate struct {
 	ID          *string `json:"id,omitempty"`
 	Description *string `json:"description,omitempty"`
 	Metadata    *string `json:"metadata,omitempty"`
+	// OwnerID is accepted only when it names the current owner: owners never change.
+	OwnerID *string `json:"owner_id,omitempty"`
 }
 
 // Credential is a tunnel authtoken credential (/credentials).
@@ -48,6 +50,7 @@ type CredentialUpdate struct {
 	Description *string  `json:"description,omitempty"`
 	Metadata    *string  `json:"metadata,omitempty"`
 	ACL         []string `json:"acl"`
+	OwnerID     *string  `json:"owner_id,omitempty"` // only the current owner (owners never change)
 }
 
 // SSHCredential is an SSH public key that may start tunnel sessions (/ssh_credentials).
@@ -75,6 +78,7 @@ type SSHCredentialUpdate struct {
 	Description *string  `json:"description,omitempty"`
 	Metadata    *string  `json:"metadata,omitempty"`
 	ACL         []string `json:"acl"`
+	OwnerID     *string  `json:"owner_id,omitempty"` // only the current owner (owners never change)
 }
 
 // SSHCertificateAuthority is a server-generated SSH CA key pair (/ssh_certificate_authorities).
