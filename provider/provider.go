@@ -104,6 +104,8 @@ func (p *warrenProvider) Resources(context.Context) []func() resource.Resource {
 		NewSSHCredentialResource,
 		NewSSHCertificateAuthorityResource,
 		NewServiceUserResource,
+		NewTLSCertificateResource,
+		NewCertificateAuthorityResource,
 	}
 }
 
@@ -114,6 +116,8 @@ func (p *warrenProvider) DataSources(context.Context) []func() datasource.DataSo
 		NewSSHCredentialDataSource, NewSSHCredentialsDataSource,
 		NewSSHCertificateAuthorityDataSource, NewSSHCertificateAuthoritiesDataSource,
 		NewServiceUserDataSource, NewServiceUsersDataSource,
+		NewTLSCertificateDataSource, NewTLSCertificatesDataSource,
+		NewCertificateAuthorityDataSource, NewCertificateAuthoritiesDataSource,
 	}
 }
 

@@ -211,3 +211,13 @@ func stringList(items []string) types.List {
 	list, _ := types.ListValueFrom(context.Background(), types.StringType, values)
 	return list
 }
+
+// addViolation reports a broken rule of internal/rules on the attribute it names.
+func addViolation(diags *diag.Diagnostics, summary string, err error) {
+	var v *rules.Violation
+	if errors.As(err, &v) && v.Field != "" {
+		diags.AddAttributeError(path.Root(v.Field), summary, v.Msg)
+		return
+	}
+	diags.AddError(summary, err.Error())
+}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
-	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
@@ -118,11 +117,7 @@ func (r *sshCAResource) ValidateConfig(ctx context.Context, req resource.Validat
 		size = api.Int64(m.KeySize.ValueInt64())
 	}
 	if err := rules.SSHCAKey(keyType, size, optional(m.EllipticCurve)); err != nil {
-		if v, ok := err.(*rules.Violation); ok {
-			resp.Diagnostics.AddAttributeError(path.Root(v.Field), "Invalid key choice", v.Msg)
-			return
-		}
-		resp.Diagnostics.AddError("Invalid key choice", err.Error())
+		addViolation(&resp.Diagnostics, "Invalid key choice", err)
 	}
 }
 

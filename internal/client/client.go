@@ -37,6 +37,8 @@ type Client struct {
 	SSHCredentials            *Collection[api.SSHCredential, api.SSHCredentialCreate, api.SSHCredentialUpdate]
 	SSHCertificateAuthorities *Collection[api.SSHCertificateAuthority, api.SSHCertificateAuthorityCreate, api.SSHCertificateAuthorityUpdate]
 	ServiceUsers              *Collection[api.ServiceUser, api.ServiceUserCreate, api.ServiceUserUpdate]
+	TLSCertificates           *Collection[api.TLSCertificate, api.TLSCertificateCreate, api.TLSCertificateUpdate]
+	CertificateAuthorities    *Collection[api.CertificateAuthority, api.CertificateAuthorityCreate, api.CertificateAuthorityUpdate]
 }
 
 // New returns a client for cfg.
@@ -78,6 +80,8 @@ func New(cfg Config) *Client {
 	c.SSHCredentials = collection[api.SSHCredential, api.SSHCredentialCreate, api.SSHCredentialUpdate](c, "/ssh_credentials", "ssh_credentials")
 	c.SSHCertificateAuthorities = collection[api.SSHCertificateAuthority, api.SSHCertificateAuthorityCreate, api.SSHCertificateAuthorityUpdate](c, "/ssh_certificate_authorities", "ssh_certificate_authorities")
 	c.ServiceUsers = collection[api.ServiceUser, api.ServiceUserCreate, api.ServiceUserUpdate](c, "/service_users", "service_users")
+	c.TLSCertificates = collection[api.TLSCertificate, api.TLSCertificateCreate, api.TLSCertificateUpdate](c, "/tls_certificates", "tls_certificates")
+	c.CertificateAuthorities = collection[api.CertificateAuthority, api.CertificateAuthorityCreate, api.CertificateAuthorityUpdate](c, "/certificate_authorities", "certificate_authorities")
 	return c
 }
 
