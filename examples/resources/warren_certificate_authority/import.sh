@@ -1,0 +1,1 @@
+terraform import warren_certificate_authority.example ca_2Ajx5GWqUPMFdbJPdrVk8pOL6Ue
