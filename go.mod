@@ -15,6 +15,8 @@ require (
 
 require github.com/hashicorp/terraform-plugin-framework-validators v0.19.0
 
+require golang.org/x/time v0.16.0
+
 require (
 	github.com/agext/levenshtein v1.2.3 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect

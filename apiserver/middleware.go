@@ -92,7 +92,8 @@ func callOf(r *http.Request) *call {
 	return c
 }
 
-// apiRoute wraps a handler of the public API: version header, authentication, body checks.
+// apiRoute wraps a handler of the public API: version header, authentication, rate limit,
+// body checks.
 func (s *Server) apiRoute(h handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c := callOf(r)
@@ -105,6 +106,10 @@ func (s *Server) apiRoute(h handlerFunc) http.Handler {
 			return
 		}
 		c.log = c.log.With(zap.String("account_id", c.who.accountID))
+		if err := c.checkRateLimit(); err != nil {
+			c.writeError(err)
+			return
+		}
 		if err := c.checkBody(); err != nil {
 			c.writeError(err)
 			return

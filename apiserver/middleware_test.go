@@ -18,6 +18,9 @@ import (
 )
 
 func newTestServer(t *testing.T, log *zap.Logger) (*Server, string) {
+	if log == nil {
+		log = zap.NewNop()
+	}
 	t.Helper()
 	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "w.db"))
 	if err != nil {

@@ -36,6 +36,9 @@ type Options struct {
 	MaxBodyBytes int64
 	// Now returns the current time; tests may fix it. Defaults to time.Now.
 	Now func() time.Time
+	// RateLimit is the number of API requests an account may make per minute (details.md
+	// §1 says 120); 0 turns the limit off.
+	RateLimit int
 }
 
 // Server is the API as an http.Handler.
@@ -45,6 +48,7 @@ type Server struct {
 	handler        http.Handler
 	bootstrapToken string
 	collections    map[string]collection // by ID prefix, filled by routes
+	limiter        *accountLimiter       // nil without a rate limit
 }
 
 // New builds the API server and bootstraps an empty store with one account, its admin user
@@ -67,6 +71,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		opts.Now = time.Now
 	}
 	s := &Server{opts: opts, log: opts.Logger}
+	if opts.RateLimit > 0 {
+		s.limiter = newAccountLimiter(opts.RateLimit)
+	}
 	token, err := s.bootstrap(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("apiserver: bootstrap: %w", err)

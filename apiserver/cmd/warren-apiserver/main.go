@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -56,6 +57,7 @@ func main() {
 
 type config struct {
 	listen, database, baseURL, bootstrapAPIKey, adminToken, logLevel string
+	rateLimit                                                        int
 }
 
 func parseFlags() config {
@@ -73,6 +75,13 @@ func parseFlags() config {
 	str(&cfg.bootstrapAPIKey, "bootstrap-api-key", "WARREN_BOOTSTRAP_API_KEY", "", "token of the admin API key created on an empty database (default: generate one and print it once)")
 	str(&cfg.adminToken, "admin-token", "WARREN_ADMIN_TOKEN", "", "bearer token of the operator endpoints under /_admin/ (off when empty)")
 	str(&cfg.logLevel, "log-level", "WARREN_LOG_LEVEL", "info", "log level: debug, info, warn or error")
+	rateLimit := 120
+	if v, ok := os.LookupEnv("WARREN_RATE_LIMIT"); ok {
+		if n, err := strconv.Atoi(v); err == nil {
+			rateLimit = n
+		}
+	}
+	fs.IntVar(&cfg.rateLimit, "rate-limit", rateLimit, "API requests per minute per account, 0 for no limit [WARREN_RATE_LIMIT]")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), usage)
 		fs.PrintDefaults()
@@ -117,6 +126,7 @@ func run() error {
 		BootstrapAPIKey: cfg.bootstrapAPIKey,
 		AdminToken:      cfg.adminToken,
 		Logger:          log,
+		RateLimit:       cfg.rateLimit,
 	})
 	if err != nil {
 		return err
