@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -56,6 +58,7 @@ func main() {
 
 type config struct {
 	listen, database, baseURL, bootstrapAPIKey, adminToken, logLevel string
+	domainBase, tcpAddrHost, tcpAddrPorts                            string
 }
 
 func parseFlags() config {
@@ -73,6 +76,9 @@ func parseFlags() config {
 	str(&cfg.bootstrapAPIKey, "bootstrap-api-key", "WARREN_BOOTSTRAP_API_KEY", "", "token of the admin API key created on an empty database (default: generate one and print it once)")
 	str(&cfg.adminToken, "admin-token", "WARREN_ADMIN_TOKEN", "", "bearer token of the operator endpoints under /_admin/ (off when empty)")
 	str(&cfg.logLevel, "log-level", "WARREN_LOG_LEVEL", "info", "log level: debug, info, warn or error")
+	str(&cfg.domainBase, "domain-base", "WARREN_DOMAIN_BASE", apiserver.DefaultDomainBase, "the service's own base domain: reserved domains under it are service-owned; CNAME and ACME targets live under it")
+	str(&cfg.tcpAddrHost, "tcp-addr-host", "WARREN_TCP_ADDR_HOST", "", "host of the reserved TCP addresses (default tcp.<domain base>)")
+	str(&cfg.tcpAddrPorts, "tcp-addr-ports", "WARREN_TCP_ADDR_PORTS", fmt.Sprintf("%d-%d", apiserver.DefaultAddrMinPort, apiserver.DefaultAddrMaxPort), "port range of the reserved TCP addresses, MIN-MAX")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), usage)
 		fs.PrintDefaults()
@@ -104,6 +110,11 @@ func run() error {
 	}
 	defer db.Close()
 
+	minPort, maxPort, err := parsePortRange(cfg.tcpAddrPorts)
+	if err != nil {
+		return err
+	}
+
 	listener, err := net.Listen("tcp", cfg.listen)
 	if err != nil {
 		return err
@@ -117,6 +128,8 @@ func run() error {
 		BootstrapAPIKey: cfg.bootstrapAPIKey,
 		AdminToken:      cfg.adminToken,
 		Logger:          log,
+		DomainBase:      cfg.domainBase,
+		AddrPool:        apiserver.AddrPool{Host: cfg.tcpAddrHost, MinPort: minPort, MaxPort: maxPort},
 	})
 	if err != nil {
 		return err
@@ -143,4 +156,18 @@ func run() error {
 		return err
 	}
 	return nil
+}
+
+// parsePortRange reads "MIN-MAX" (or a single port); apiserver.New checks the bounds.
+func parsePortRange(s string) (minPort, maxPort int, err error) {
+	lo, hi, isRange := strings.Cut(s, "-")
+	if !isRange {
+		hi = lo
+	}
+	minPort, err1 := strconv.Atoi(strings.TrimSpace(lo))
+	maxPort, err2 := strconv.Atoi(strings.TrimSpace(hi))
+	if err1 != nil || err2 != nil {
+		return 0, 0, fmt.Errorf("--tcp-addr-ports %q is not a port range such as 10000-60000", s)
+	}
+	return minPort, maxPort, nil
 }
