@@ -52,9 +52,9 @@ var reservedDomains = &family[api.ReservedDomain, *api.ReservedDomain, api.Reser
 		}
 		owned := c.s.serviceOwned(d.Domain)
 		if !owned {
-			d.CNAMETarget = ptr(randomLabel(16) + "." + randomLabel(16) + ".cname." + c.s.opts.DomainBase)
+			d.CNAMETarget = ptr(randomLabel(16) + "." + randomLabel(16) + "." + c.s.cnameDomain())
 			if strings.HasPrefix(d.Domain, "*.") {
-				d.ACMEChallengeCNAMETarget = ptr(randomLabel(8) + ".acme-challenge." + c.s.opts.DomainBase)
+				d.ACMEChallengeCNAMETarget = ptr(randomLabel(8) + "." + c.s.acmeDomain())
 			}
 		}
 		if err := setCertificate(c, tx, d, in.CertificateID, in.CertificateManagementPolicy); err != nil {
@@ -133,13 +133,18 @@ func (s *Server) checkDomain(name string) error {
 	if err := rules.ReservedDomain(name, s.opts.DomainBase); err != nil {
 		return err
 	}
-	for _, own := range []string{"cname." + s.opts.DomainBase, "acme-challenge." + s.opts.DomainBase, s.opts.AddrPool.Host} {
+	for _, own := range []string{s.cnameDomain(), s.acmeDomain(), s.opts.AddrPool.Host} {
 		if name == own || strings.HasSuffix(name, "."+own) {
 			return withDetail(badRequest("ERR_450", "The service uses %s for itself: neither it nor its subdomains can be reserved.", own), "param", "domain")
 		}
 	}
 	return nil
 }
+
+// cnameDomain and acmeDomain hold the CNAME targets and the ACME challenge targets of the
+// domains callers bring (the placeholders <cname-domain> and <dns-domain> of details.md §6.5).
+func (s *Server) cnameDomain() string { return "cname." + s.opts.DomainBase }
+func (s *Server) acmeDomain() string  { return "acme-challenge." + s.opts.DomainBase }
 
 // serviceOwned reports whether name lies under the service's base domain.
 func (s *Server) serviceOwned(name string) bool {
