@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apiservertest"
 )
 
@@ -22,9 +23,11 @@ type tc struct {
 	token string
 }
 
-func newTC(t *testing.T) *tc {
+// newTC starts a test server (configure may change its options) and a client of its
+// bootstrap admin.
+func newTC(t *testing.T, configure ...func(*apiserver.Options)) *tc {
 	t.Helper()
-	srv := apiservertest.Start(t)
+	srv := apiservertest.Start(t, configure...)
 	return &tc{t: t, srv: srv, token: srv.APIKey}
 }
 

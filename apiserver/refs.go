@@ -51,3 +51,14 @@ func (c *call) lookup(tx store.Tx, id string, prefixes ...string) (*store.Object
 
 // isNotFound reports whether err is store.ErrNotFound.
 func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
+
+// stillReferenced is the error of an inUse hook: code, a message saying which objects still
+// refer to what (e.g. "The domain app.example.com"), and their IDs in details.referrers.
+func stillReferenced(code, what string, referrers []*store.Object) error {
+	ids := make([]string, len(referrers))
+	for i, r := range referrers {
+		ids[i] = r.ID
+	}
+	e := badRequest(code, "%s is still used by %s and cannot be deleted.", what, strings.Join(ids, ", "))
+	return withDetail(e, "referrers", strings.Join(ids, ","))
+}

@@ -29,6 +29,8 @@ func (s *Server) routes() http.Handler {
 		botUsers,       // /bot_users
 		tlsCertificates,
 		certificateAuthorities,
+		reservedDomains, // /reserved_domains
+		reservedAddrs,   // /reserved_addrs
 	} {
 		f.register(s, mux)
 		if _, seen := s.collections[f.collection().prefix]; !seen {

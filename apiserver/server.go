@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
+	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
 
 // Options configure a Server.
@@ -39,7 +40,29 @@ type Options struct {
 	// RateLimit is the number of API requests an account may make per minute (details.md
 	// §1 says 120); 0 turns the limit off.
 	RateLimit int
+	// DomainBase is the service's own base domain. Defaults to DefaultDomainBase. It cannot
+	// be reserved itself; reserved domains under it are service-owned (no CNAME target, no
+	// certificates of the caller's). CNAME targets of the domains callers bring are under
+	// "cname.<DomainBase>", ACME challenge targets under "acme-challenge.<DomainBase>".
+	DomainBase string
+	// AddrPool is where reserved TCP addresses come from. The host defaults to
+	// "tcp.<DomainBase>"; without ports the range is DefaultAddrMinPort-DefaultAddrMaxPort.
+	AddrPool AddrPool
 }
+
+// AddrPool is the range of TCP addresses (host:port) the server assigns to reserved addresses.
+type AddrPool struct {
+	Host             string
+	MinPort, MaxPort int // inclusive
+}
+
+// Defaults of Options.DomainBase and Options.AddrPool. ".localhost" names resolve to the
+// loopback interface (RFC 6761), which suits a self-hosted server out of the box.
+const (
+	DefaultDomainBase  = "warren.localhost"
+	DefaultAddrMinPort = 10000
+	DefaultAddrMaxPort = 60000
+)
 
 // Server is the API as an http.Handler.
 type Server struct {
@@ -70,6 +93,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if err := setDomainDefaults(&opts); err != nil {
+		return nil, err
+	}
 	s := &Server{opts: opts, log: opts.Logger}
 	if opts.RateLimit > 0 {
 		s.limiter = newAccountLimiter(opts.RateLimit)
@@ -81,6 +107,28 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	s.bootstrapToken = token
 	s.handler = s.routes()
 	return s, nil
+}
+
+// setDomainDefaults fills in and checks DomainBase and AddrPool.
+func setDomainDefaults(opts *Options) error {
+	opts.DomainBase = rules.NormalizeDomain(opts.DomainBase)
+	if opts.DomainBase == "" {
+		opts.DomainBase = DefaultDomainBase
+	}
+	if err := rules.ReservedDomain(opts.DomainBase, ""); err != nil || strings.HasPrefix(opts.DomainBase, "*") {
+		return fmt.Errorf("apiserver: Options.DomainBase %q is not a fully qualified domain name", opts.DomainBase)
+	}
+	pool := &opts.AddrPool
+	if pool.Host == "" {
+		pool.Host = "tcp." + opts.DomainBase
+	}
+	if pool.MinPort == 0 && pool.MaxPort == 0 {
+		pool.MinPort, pool.MaxPort = DefaultAddrMinPort, DefaultAddrMaxPort
+	}
+	if pool.MinPort < 1 || pool.MaxPort > 65535 || pool.MinPort > pool.MaxPort {
+		return fmt.Errorf("apiserver: Options.AddrPool ports %d-%d are not a range within 1-65535", pool.MinPort, pool.MaxPort)
+	}
+	return nil
 }
 
 // ServeHTTP serves the API.

@@ -28,8 +28,9 @@ type Server struct {
 	Store store.Store
 }
 
-// Start runs a fresh server on a temporary SQLite database until the test ends.
-func Start(t testing.TB) *Server {
+// Start runs a fresh server on a temporary SQLite database until the test ends. configure
+// may change the options before the server is built (e.g. a small address pool).
+func Start(t testing.TB, configure ...func(*apiserver.Options)) *Server {
 	t.Helper()
 	ctx := context.Background()
 	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "warren.db"))
@@ -39,7 +40,11 @@ func Start(t testing.TB) *Server {
 	s := &Server{APIKey: ids.NewToken(ids.New(ids.APIKey)), AdminToken: "admin-" + ids.New(""), Store: db}
 	var handler http.Handler
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
-	srv, err := apiserver.New(ctx, apiserver.Options{Store: db, BaseURL: ts.URL, BootstrapAPIKey: s.APIKey, AdminToken: s.AdminToken})
+	opts := apiserver.Options{Store: db, BaseURL: ts.URL, BootstrapAPIKey: s.APIKey, AdminToken: s.AdminToken}
+	for _, f := range configure {
+		f(&opts)
+	}
+	srv, err := apiserver.New(ctx, opts)
 	if err != nil {
 		t.Fatalf("start server: %v", err)
 	}

@@ -24,6 +24,8 @@ const (
 	SSHCredential           = "sshcr_"
 	SSHCertificateAuthority = "sshca_"
 	TLSCertificate          = "cert_"
+	ReservedDomain          = "rd_"
+	ReservedAddr            = "ra_"
 	CertificateAuthority    = "ca_"
 	ServiceUser             = "service_"
 	BotUser                 = "bot_"

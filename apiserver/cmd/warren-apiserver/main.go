@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -58,6 +59,7 @@ func main() {
 type config struct {
 	listen, database, baseURL, bootstrapAPIKey, adminToken, logLevel string
 	rateLimit                                                        int
+	domainBase, tcpAddrHost, tcpAddrPorts                            string
 }
 
 func parseFlags() config {
@@ -82,6 +84,9 @@ func parseFlags() config {
 		}
 	}
 	fs.IntVar(&cfg.rateLimit, "rate-limit", rateLimit, "API requests per minute per account, 0 for no limit [WARREN_RATE_LIMIT]")
+	str(&cfg.domainBase, "domain-base", "WARREN_DOMAIN_BASE", apiserver.DefaultDomainBase, "the service's own base domain: reserved domains under it are service-owned; CNAME and ACME targets live under it")
+	str(&cfg.tcpAddrHost, "tcp-addr-host", "WARREN_TCP_ADDR_HOST", "", "host of the reserved TCP addresses (default tcp.<domain base>)")
+	str(&cfg.tcpAddrPorts, "tcp-addr-ports", "WARREN_TCP_ADDR_PORTS", fmt.Sprintf("%d-%d", apiserver.DefaultAddrMinPort, apiserver.DefaultAddrMaxPort), "port range of the reserved TCP addresses, MIN-MAX")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), usage)
 		fs.PrintDefaults()
@@ -113,6 +118,11 @@ func run() error {
 	}
 	defer db.Close()
 
+	minPort, maxPort, err := parsePortRange(cfg.tcpAddrPorts)
+	if err != nil {
+		return err
+	}
+
 	listener, err := net.Listen("tcp", cfg.listen)
 	if err != nil {
 		return err
@@ -127,6 +137,8 @@ func run() error {
 		AdminToken:      cfg.adminToken,
 		Logger:          log,
 		RateLimit:       cfg.rateLimit,
+		DomainBase:      cfg.domainBase,
+		AddrPool:        apiserver.AddrPool{Host: cfg.tcpAddrHost, MinPort: minPort, MaxPort: maxPort},
 	})
 	if err != nil {
 		return err
@@ -153,4 +165,18 @@ func run() error {
 		return err
 	}
 	return nil
+}
+
+// parsePortRange reads "MIN-MAX" (or a single port); apiserver.New checks the bounds.
+func parsePortRange(s string) (minPort, maxPort int, err error) {
+	lo, hi, isRange := strings.Cut(s, "-")
+	if !isRange {
+		hi = lo
+	}
+	minPort, err1 := strconv.Atoi(strings.TrimSpace(lo))
+	maxPort, err2 := strconv.Atoi(strings.TrimSpace(hi))
+	if err1 != nil || err2 != nil {
+		return 0, 0, fmt.Errorf("--tcp-addr-ports %q is not a port range such as 10000-60000", s)
+	}
+	return minPort, maxPort, nil
 }
