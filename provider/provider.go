@@ -106,6 +106,8 @@ func (p *warrenProvider) Resources(context.Context) []func() resource.Resource {
 		NewServiceUserResource,
 		NewTLSCertificateResource,
 		NewCertificateAuthorityResource,
+		NewReservedDomainResource,
+		NewReservedAddrResource,
 	}
 }
 
@@ -118,6 +120,8 @@ func (p *warrenProvider) DataSources(context.Context) []func() datasource.DataSo
 		NewServiceUserDataSource, NewServiceUsersDataSource,
 		NewTLSCertificateDataSource, NewTLSCertificatesDataSource,
 		NewCertificateAuthorityDataSource, NewCertificateAuthoritiesDataSource,
+		NewReservedDomainDataSource, NewReservedDomainsDataSource,
+		NewReservedAddrDataSource, NewReservedAddrsDataSource,
 	}
 }
 

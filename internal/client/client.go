@@ -39,6 +39,8 @@ type Client struct {
 	ServiceUsers              *Collection[api.ServiceUser, api.ServiceUserCreate, api.ServiceUserUpdate]
 	TLSCertificates           *Collection[api.TLSCertificate, api.TLSCertificateCreate, api.TLSCertificateUpdate]
 	CertificateAuthorities    *Collection[api.CertificateAuthority, api.CertificateAuthorityCreate, api.CertificateAuthorityUpdate]
+	ReservedDomains           *Collection[api.ReservedDomain, api.ReservedDomainCreate, api.ReservedDomainUpdate]
+	ReservedAddrs             *Collection[api.ReservedAddr, api.ReservedAddrCreate, api.ReservedAddrUpdate]
 }
 
 // New returns a client for cfg.
@@ -82,6 +84,8 @@ func New(cfg Config) *Client {
 	c.ServiceUsers = collection[api.ServiceUser, api.ServiceUserCreate, api.ServiceUserUpdate](c, "/service_users", "service_users")
 	c.TLSCertificates = collection[api.TLSCertificate, api.TLSCertificateCreate, api.TLSCertificateUpdate](c, "/tls_certificates", "tls_certificates")
 	c.CertificateAuthorities = collection[api.CertificateAuthority, api.CertificateAuthorityCreate, api.CertificateAuthorityUpdate](c, "/certificate_authorities", "certificate_authorities")
+	c.ReservedDomains = collection[api.ReservedDomain, api.ReservedDomainCreate, api.ReservedDomainUpdate](c, "/reserved_domains", "reserved_domains")
+	c.ReservedAddrs = collection[api.ReservedAddr, api.ReservedAddrCreate, api.ReservedAddrUpdate](c, "/reserved_addrs", "reserved_addrs")
 	return c
 }
 

@@ -1,0 +1,3 @@
+data "warren_reserved_addrs" "eu" {
+  filter = "obj.region == \"eu\""
+}

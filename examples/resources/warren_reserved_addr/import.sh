@@ -1,0 +1,1 @@
+terraform import warren_reserved_addr.example ra_2Ajx5GWqUPMFdbJPdrVk8pOL6Ue

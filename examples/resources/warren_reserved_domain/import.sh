@@ -1,0 +1,1 @@
+terraform import warren_reserved_domain.example rd_2Ajx5GWqUPMFdbJPdrVk8pOL6Ue

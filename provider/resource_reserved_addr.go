@@ -1,0 +1,108 @@
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/warrenhq/terraform-provider-warren/internal/api"
+	"github.com/warrenhq/terraform-provider-warren/internal/client"
+	"github.com/warrenhq/terraform-provider-warren/internal/rules"
+)
+
+var (
+	_ resource.ResourceWithConfigure   = (*reservedAddrResource)(nil)
+	_ resource.ResourceWithImportState = (*reservedAddrResource)(nil)
+)
+
+// NewReservedAddrResource is warren_reserved_addr.
+func NewReservedAddrResource() resource.Resource { return &reservedAddrResource{} }
+
+type reservedAddrResource struct {
+	client *client.Client
+}
+
+// reservedAddrModel is the same in the resource and the data sources.
+type reservedAddrModel struct {
+	ID          types.String `tfsdk:"id"`
+	Description types.String `tfsdk:"description"`
+	Metadata    types.String `tfsdk:"metadata"`
+	Region      types.String `tfsdk:"region"`
+	Addr        types.String `tfsdk:"addr"`
+	CreatedAt   types.String `tfsdk:"created_at"`
+}
+
+func (r *reservedAddrResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_reserved_addr"
+}
+
+func (r *reservedAddrResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "A reserved TCP address (`host:port`) that TCP edges can listen on. The server assigns the address.",
+		Attributes: map[string]schema.Attribute{
+			"id":          idAttribute("reserved address"),
+			"description": descriptionAttribute("address"),
+			"metadata":    metadataAttribute(),
+			"region": schema.StringAttribute{
+				MarkdownDescription: "Region of the address: `au`, `eu`, `ap`, `us` (default), `jp`, `in` or `sa`. Changing it forces a new address.",
+				Optional:            true,
+				Computed:            true,
+				Default:             stringdefault.StaticString(rules.DefaultAddrRegion),
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+				Validators:          []validator.String{stringvalidator.OneOf(rules.Regions...)},
+			},
+			"addr": schema.StringAttribute{
+				MarkdownDescription: "The address, `host:port`, assigned by the server.",
+				Computed:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"created_at": createdAtAttribute(),
+		},
+	}
+}
+
+func (r *reservedAddrResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+func (r *reservedAddrResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	createResource(ctx, req, resp, "reserved address", func(ctx context.Context, m *reservedAddrModel) (*api.ReservedAddr, error) {
+		return r.client.ReservedAddrs.Create(ctx, api.ReservedAddrCreate{Description: optional(m.Description), Metadata: optional(m.Metadata), Region: optional(m.Region)})
+	}, flattenReservedAddr)
+}
+
+func (r *reservedAddrResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	readResource(ctx, req, resp, "reserved address", reservedAddrID, r.client.ReservedAddrs.Get, flattenReservedAddr)
+}
+
+func (r *reservedAddrResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	updateResource(ctx, req, resp, "reserved address", func(ctx context.Context, plan, prior *reservedAddrModel) (*api.ReservedAddr, error) {
+		return r.client.ReservedAddrs.Update(ctx, prior.ID.ValueString(), api.ReservedAddrUpdate{Description: optional(plan.Description), Metadata: optional(plan.Metadata)})
+	}, flattenReservedAddr)
+}
+
+func (r *reservedAddrResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	deleteResource(ctx, req, resp, "reserved address", reservedAddrID, r.client.ReservedAddrs.Delete)
+}
+
+func (r *reservedAddrResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	importByID(ctx, req, resp)
+}
+
+func reservedAddrID(m *reservedAddrModel) string { return m.ID.ValueString() }
+
+func flattenReservedAddr(a *api.ReservedAddr, m *reservedAddrModel) {
+	m.ID = types.StringValue(a.ID)
+	m.Description = types.StringValue(a.Description)
+	m.Metadata = types.StringValue(a.Metadata)
+	m.Region = types.StringValue(a.Region)
+	m.Addr = types.StringValue(a.Addr)
+	m.CreatedAt = types.StringValue(a.CreatedAt)
+}
