@@ -21,16 +21,9 @@ func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	s.collections = map[string]collection{}
 	for _, f := range []routed{
-		apiKeys,        // /api_keys
-		credentials,    // /credentials
-		sshCredentials, // /ssh_credentials
-		sshCAs,         // /ssh_certificate_authorities
-		serviceUsers,   // /service_users
-		botUsers,       // /bot_users
-		tlsCertificates,
-		certificateAuthorities,
-		reservedDomains, // /reserved_domains
-		reservedAddrs,   // /reserved_addrs
+		apiKeys, credentials, sshCredentials, sshCAs, serviceUsers, botUsers,
+		tlsCertificates, certificateAuthorities, reservedDomains, reservedAddrs,
+		ipPolicies, ipPolicyRules, ipRestrictions,
 	} {
 		f.register(s, mux)
 		if _, seen := s.collections[f.collection().prefix]; !seen {

@@ -1,0 +1,121 @@
+package apiserver
+
+import (
+	"github.com/warrenhq/terraform-provider-warren/apiserver/filter"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
+	"github.com/warrenhq/terraform-provider-warren/internal/api"
+	"github.com/warrenhq/terraform-provider-warren/internal/ids"
+	"github.com/warrenhq/terraform-provider-warren/internal/rules"
+)
+
+const (
+	kindIPPolicy      = "ip_policy"
+	kindIPPolicyRule  = "ip_policy_rule"
+	kindIPRestriction = "ip_restriction"
+)
+
+// ipPolicies is /ip_policies (details.md §6.8). A policy owns its rules: deleting it deletes
+// them, but never while an IP restriction uses it (ERR_1420).
+var ipPolicies = &family[api.IPPolicy, *api.IPPolicy, api.IPPolicyCreate, api.IPPolicyUpdate]{
+	kind:            kindIPPolicy,
+	path:            "/ip_policies",
+	prefix:          ids.IPPolicy,
+	member:          "ip_policies",
+	filter:          textFields,
+	emptyUpdateCode: "ERR_1400",
+	create: func(c *call, tx store.Tx, in *api.IPPolicyCreate, p *api.IPPolicy) (any, error) {
+		return nil, setText(rules.IPPolicyText, in.Description, in.Metadata, &p.Description, &p.Metadata)
+	},
+	update: func(c *call, tx store.Tx, in *api.IPPolicyUpdate, p *api.IPPolicy) error {
+		return setText(rules.IPPolicyText, in.Description, in.Metadata, &p.Description, &p.Metadata)
+	},
+	beforeDelete: func(c *call, tx store.Tx, p *api.IPPolicy) error {
+		referrers, err := tx.Referrers(c.r.Context(), p.ID)
+		if err != nil {
+			return err
+		}
+		var restrictions, policyRules []*store.Object
+		for _, r := range referrers {
+			switch r.Kind {
+			case kindIPRestriction:
+				restrictions = append(restrictions, r)
+			case kindIPPolicyRule:
+				policyRules = append(policyRules, r)
+			}
+		}
+		if len(restrictions) > 0 {
+			return stillReferenced("ERR_1420", "The IP policy "+p.ID, restrictions)
+		}
+		for _, r := range policyRules {
+			if err := tx.Delete(c.r.Context(), r.Kind, r.ID); err != nil {
+				return err
+			}
+		}
+		return nil
+	},
+}
+
+// ipPolicyRules is /ip_policy_rules (details.md §6.8, §7.8): one CIDR allowed or denied, in
+// canonical network form and unique within its policy.
+var ipPolicyRules = &family[api.IPPolicyRule, *api.IPPolicyRule, api.IPPolicyRuleCreate, api.IPPolicyRuleUpdate]{
+	kind:            kindIPPolicyRule,
+	path:            "/ip_policy_rules",
+	prefix:          ids.IPPolicyRule,
+	member:          "ip_policy_rules",
+	filter:          withFields(textFields, filter.Fields{"ip_policy": filter.String, "cidr": filter.String, "action": filter.String}),
+	emptyUpdateCode: "ERR_1401",
+	create: func(c *call, tx store.Tx, in *api.IPPolicyRuleCreate, rule *api.IPPolicyRule) (any, error) {
+		if err := setText(rules.IPPolicyRuleText, in.Description, in.Metadata, &rule.Description, &rule.Metadata); err != nil {
+			return nil, err
+		}
+		cidr, err := rules.CIDR(deref(in.CIDR))
+		if err != nil {
+			return nil, err
+		}
+		if in.IPPolicyID == nil || *in.IPPolicyID == "" {
+			return nil, withDetail(badRequest("ERR_1405", "The ip_policy_id is required."), "param", "ip_policy_id")
+		}
+		if in.Action == nil {
+			return nil, withDetail(badRequest("ERR_1405", "The action is required: 'allow' or 'deny'."), "param", "action")
+		}
+		if err := rules.IPRuleAction(*in.Action); err != nil {
+			return nil, err
+		}
+		if err := requireIPPolicy(c, tx, *in.IPPolicyID); err != nil {
+			return nil, err
+		}
+		rule.CIDR, rule.IPPolicy, rule.Action = cidr, api.Ref{ID: *in.IPPolicyID}, *in.Action
+		return nil, nil
+	},
+	update: func(c *call, tx store.Tx, in *api.IPPolicyRuleUpdate, rule *api.IPPolicyRule) error {
+		if err := setText(rules.IPPolicyRuleText, in.Description, in.Metadata, &rule.Description, &rule.Metadata); err != nil {
+			return err
+		}
+		if in.CIDR != nil {
+			cidr, err := rules.CIDR(*in.CIDR)
+			if err != nil {
+				return err
+			}
+			rule.CIDR = cidr
+		}
+		return nil
+	},
+	refs: func(rule *api.IPPolicyRule) []string { return []string{rule.IPPolicy.ID} },
+	unique: func(_ string, rule *api.IPPolicyRule) []string {
+		return []string{"ip_policy_rule.cidr:" + rule.IPPolicy.ID + ":" + rule.CIDR}
+	},
+	duplicate: func(c *call, tx store.Tx, dup *store.DuplicateError) error {
+		return withDetail(badRequest("ERR_1408", "A rule for this CIDR already exists in the policy (%s).", dup.HolderID), "param", "cidr")
+	},
+	render: func(c *call, rule *api.IPPolicyRule) { rule.IPPolicy = c.ref(rule.IPPolicy.ID) },
+}
+
+// requireIPPolicy checks that id is an IP policy of the caller's account (ERR_1414).
+func requireIPPolicy(c *call, tx store.Tx, id string) error {
+	if _, err := c.lookup(tx, id, ids.IPPolicy); isNotFound(err) {
+		return withDetail(badRequest("ERR_1414", "%q is not an IP policy of this account.", id), "param", "ip_policy_id")
+	} else if err != nil {
+		return err
+	}
+	return nil
+}
