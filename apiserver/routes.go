@@ -24,6 +24,7 @@ func (s *Server) routes() http.Handler {
 		apiKeys, credentials, sshCredentials, sshCAs, serviceUsers, botUsers,
 		tlsCertificates, certificateAuthorities, reservedDomains, reservedAddrs,
 		ipPolicies, ipPolicyRules, ipRestrictions,
+		failoverBackends, httpResponseBackends, staticBackends, tunnelGroupBackends, weightedBackends,
 	} {
 		f.register(s, mux)
 		if _, seen := s.collections[f.collection().prefix]; !seen {
