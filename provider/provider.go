@@ -108,6 +108,9 @@ func (p *warrenProvider) Resources(context.Context) []func() resource.Resource {
 		NewCertificateAuthorityResource,
 		NewReservedDomainResource,
 		NewReservedAddrResource,
+		NewIPPolicyResource,
+		NewIPPolicyRuleResource,
+		NewIPRestrictionResource,
 	}
 }
 
@@ -122,6 +125,9 @@ func (p *warrenProvider) DataSources(context.Context) []func() datasource.DataSo
 		NewCertificateAuthorityDataSource, NewCertificateAuthoritiesDataSource,
 		NewReservedDomainDataSource, NewReservedDomainsDataSource,
 		NewReservedAddrDataSource, NewReservedAddrsDataSource,
+		NewIPPolicyDataSource, NewIPPoliciesDataSource,
+		NewIPPolicyRuleDataSource, NewIPPolicyRulesDataSource,
+		NewIPRestrictionDataSource, NewIPRestrictionsDataSource,
 	}
 }
 

@@ -41,6 +41,9 @@ type Client struct {
 	CertificateAuthorities    *Collection[api.CertificateAuthority, api.CertificateAuthorityCreate, api.CertificateAuthorityUpdate]
 	ReservedDomains           *Collection[api.ReservedDomain, api.ReservedDomainCreate, api.ReservedDomainUpdate]
 	ReservedAddrs             *Collection[api.ReservedAddr, api.ReservedAddrCreate, api.ReservedAddrUpdate]
+	IPPolicies                *Collection[api.IPPolicy, api.IPPolicyCreate, api.IPPolicyUpdate]
+	IPPolicyRules             *Collection[api.IPPolicyRule, api.IPPolicyRuleCreate, api.IPPolicyRuleUpdate]
+	IPRestrictions            *Collection[api.IPRestriction, api.IPRestrictionCreate, api.IPRestrictionUpdate]
 }
 
 // New returns a client for cfg.
@@ -86,6 +89,9 @@ func New(cfg Config) *Client {
 	c.CertificateAuthorities = collection[api.CertificateAuthority, api.CertificateAuthorityCreate, api.CertificateAuthorityUpdate](c, "/certificate_authorities", "certificate_authorities")
 	c.ReservedDomains = collection[api.ReservedDomain, api.ReservedDomainCreate, api.ReservedDomainUpdate](c, "/reserved_domains", "reserved_domains")
 	c.ReservedAddrs = collection[api.ReservedAddr, api.ReservedAddrCreate, api.ReservedAddrUpdate](c, "/reserved_addrs", "reserved_addrs")
+	c.IPPolicies = collection[api.IPPolicy, api.IPPolicyCreate, api.IPPolicyUpdate](c, "/ip_policies", "ip_policies")
+	c.IPPolicyRules = collection[api.IPPolicyRule, api.IPPolicyRuleCreate, api.IPPolicyRuleUpdate](c, "/ip_policy_rules", "ip_policy_rules")
+	c.IPRestrictions = collection[api.IPRestriction, api.IPRestrictionCreate, api.IPRestrictionUpdate](c, "/ip_restrictions", "ip_restrictions")
 	return c
 }
 

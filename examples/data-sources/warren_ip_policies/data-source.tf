@@ -1,0 +1,1 @@
+data "warren_ip_policies" "all" {}

@@ -1,0 +1,1 @@
+terraform import warren_ip_policy.example ipp_2Ajx5GWqUPMFdbJPdrVk8pOL6Ue

@@ -1,0 +1,3 @@
+resource "warren_ip_policy" "office" {
+  description = "office and VPN"
+}

@@ -1,0 +1,1 @@
+terraform import warren_ip_policy_rule.example ipr_2Ajx5GWqUPMFdbJPdrVk8pOL6Ue

@@ -1,0 +1,1 @@
+terraform import warren_ip_restriction.example ipx_2Ajx5GWqUPMFdbJPdrVk8pOL6Ue

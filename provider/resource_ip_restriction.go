@@ -1,0 +1,126 @@
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/warrenhq/terraform-provider-warren/internal/api"
+	"github.com/warrenhq/terraform-provider-warren/internal/client"
+	"github.com/warrenhq/terraform-provider-warren/internal/rules"
+)
+
+var (
+	_ resource.ResourceWithConfigure   = (*ipRestrictionResource)(nil)
+	_ resource.ResourceWithImportState = (*ipRestrictionResource)(nil)
+)
+
+// NewIPRestrictionResource is warren_ip_restriction.
+func NewIPRestrictionResource() resource.Resource { return &ipRestrictionResource{} }
+
+type ipRestrictionResource struct {
+	client *client.Client
+}
+
+// ipRestrictionModel is the same in the resource and the data sources.
+type ipRestrictionModel struct {
+	ID          types.String `tfsdk:"id"`
+	Description types.String `tfsdk:"description"`
+	Metadata    types.String `tfsdk:"metadata"`
+	Enforced    types.Bool   `tfsdk:"enforced"`
+	Type        types.String `tfsdk:"type"`
+	IPPolicyIDs types.List   `tfsdk:"ip_policy_ids"`
+	CreatedAt   types.String `tfsdk:"created_at"`
+}
+
+func (r *ipRestrictionResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_ip_restriction"
+}
+
+func (r *ipRestrictionResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "An IP restriction applies IP policies to one kind of access to the account. An account has at most one restriction per type.",
+		Attributes: map[string]schema.Attribute{
+			"id":          idAttribute("IP restriction"),
+			"description": descriptionAttribute("restriction"),
+			"metadata":    metadataAttribute(),
+			"enforced": schema.BoolAttribute{
+				MarkdownDescription: "Whether the restriction is enforced (`false`, the default, only reports).",
+				Optional:            true,
+				Computed:            true,
+				Default:             booldefault.StaticBool(false),
+			},
+			"type": schema.StringAttribute{
+				MarkdownDescription: "What the restriction applies to: `dashboard`, `api`, `agent` or `endpoints`. Changing it forces a new restriction.",
+				Required:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+				Validators:          []validator.String{stringvalidator.OneOf(rules.IPRestrictionTypes...)},
+			},
+			"ip_policy_ids": schema.ListAttribute{
+				MarkdownDescription: "IDs of the IP policies that apply; at least one.",
+				ElementType:         types.StringType,
+				Required:            true,
+				Validators:          []validator.List{listvalidator.SizeAtLeast(1), listvalidator.UniqueValues()},
+			},
+			"created_at": createdAtAttribute(),
+		},
+	}
+}
+
+func (r *ipRestrictionResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+func (r *ipRestrictionResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	createResource(ctx, req, resp, "IP restriction", func(ctx context.Context, m *ipRestrictionModel) (*api.IPRestriction, error) {
+		return r.client.IPRestrictions.Create(ctx, api.IPRestrictionCreate{
+			Description: optional(m.Description), Metadata: optional(m.Metadata), Enforced: m.Enforced.ValueBoolPointer(),
+			Type: optional(m.Type), IPPolicyIDs: stringsOf(ctx, m.IPPolicyIDs, &resp.Diagnostics),
+		})
+	}, flattenIPRestriction)
+}
+
+func (r *ipRestrictionResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	readResource(ctx, req, resp, "IP restriction", ipRestrictionID, r.client.IPRestrictions.Get, flattenIPRestriction)
+}
+
+func (r *ipRestrictionResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	updateResource(ctx, req, resp, "IP restriction", func(ctx context.Context, plan, prior *ipRestrictionModel) (*api.IPRestriction, error) {
+		return r.client.IPRestrictions.Update(ctx, prior.ID.ValueString(), api.IPRestrictionUpdate{
+			Description: optional(plan.Description), Metadata: optional(plan.Metadata), Enforced: plan.Enforced.ValueBoolPointer(),
+			IPPolicyIDs: stringsOf(ctx, plan.IPPolicyIDs, &resp.Diagnostics),
+		})
+	}, flattenIPRestriction)
+}
+
+func (r *ipRestrictionResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	deleteResource(ctx, req, resp, "IP restriction", ipRestrictionID, r.client.IPRestrictions.Delete)
+}
+
+func (r *ipRestrictionResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	importByID(ctx, req, resp)
+}
+
+func ipRestrictionID(m *ipRestrictionModel) string { return m.ID.ValueString() }
+
+func flattenIPRestriction(x *api.IPRestriction, m *ipRestrictionModel) {
+	m.ID = types.StringValue(x.ID)
+	m.Description = types.StringValue(x.Description)
+	m.Metadata = types.StringValue(x.Metadata)
+	m.Enforced = types.BoolValue(x.Enforced)
+	m.Type = types.StringValue(x.Type)
+	policyIDs := make([]string, len(x.IPPolicies))
+	for i, p := range x.IPPolicies {
+		policyIDs[i] = p.ID
+	}
+	m.IPPolicyIDs = stringList(policyIDs)
+	m.CreatedAt = types.StringValue(x.CreatedAt)
+}
