@@ -38,3 +38,30 @@ resource "warren_ssh_certificate_authority" "hosts" {
   description      = "host certificates"
   private_key_type = "ed25519"
 }
+
+# A domain you bring: the service manages its certificate. Point a CNAME at cname_target.
+resource "warren_reserved_domain" "app" {
+  domain      = "app.example.com"
+  description = "quickstart app"
+}
+
+# A TCP address for a TCP edge; the server assigns host and port.
+resource "warren_reserved_addr" "ssh" {
+  description = "ssh bastion"
+}
+
+# Only the office network may use the API.
+resource "warren_ip_policy" "office" {
+  description = "office network"
+}
+
+resource "warren_ip_policy_rule" "office" {
+  ip_policy_id = warren_ip_policy.office.id
+  cidr         = "198.51.100.0/24"
+  action       = "allow"
+}
+
+resource "warren_ip_restriction" "api" {
+  type          = "api"
+  ip_policy_ids = [warren_ip_policy.office.id]
+}

@@ -21,3 +21,15 @@ output "ssh_certificate_authority_id" {
 output "ssh_certificate_authority_public_key" {
   value = warren_ssh_certificate_authority.hosts.public_key
 }
+
+output "reserved_domain_cname_target" {
+  value = warren_reserved_domain.app.cname_target
+}
+
+output "reserved_addr" {
+  value = warren_reserved_addr.ssh.addr
+}
+
+output "ip_restriction_id" {
+  value = warren_ip_restriction.api.id
+}
