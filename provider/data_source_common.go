@@ -2,6 +2,10 @@ package provider
 
 import (
 	"context"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/datasourcevalidator"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
@@ -21,7 +25,8 @@ type (
 	listFunc[T any] = func(context.Context, client.ListOptions) ([]T, error)
 )
 
-// objectDataSource reads one object by its ID into the model M.
+// objectDataSource reads one object by its ID into the model M, or, when keyName is set,
+// by that attribute instead (exactly one of the two is given).
 type objectDataSource[T any, M any] struct {
 	client      *client.Client
 	typeName    string // suffix after "warren", e.g. "_api_key"
@@ -29,9 +34,14 @@ type objectDataSource[T any, M any] struct {
 	attributes  map[string]schema.Attribute // every attribute but id
 	get         func(c *client.Client) getFunc[T]
 	flatten     func(*T, *M)
+	keyName     string                                                              // e.g. "name"
+	find        func(ctx context.Context, c *client.Client, key string) (*T, error) // nil result: no such object
 }
 
-var _ datasource.DataSourceWithConfigure = (*objectDataSource[struct{}, struct{}])(nil)
+var (
+	_ datasource.DataSourceWithConfigure        = (*objectDataSource[struct{}, struct{}])(nil)
+	_ datasource.DataSourceWithConfigValidators = (*objectDataSource[struct{}, struct{}])(nil)
+)
 
 func (d *objectDataSource[T, M]) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + d.typeName
@@ -42,7 +52,18 @@ func (d *objectDataSource[T, M]) Schema(_ context.Context, _ datasource.SchemaRe
 	for name, a := range d.attributes {
 		attrs[name] = a
 	}
+	if d.keyName != "" {
+		attrs["id"] = schema.StringAttribute{MarkdownDescription: "ID of the object to read; or give `" + d.keyName + "`.", Optional: true, Computed: true}
+		attrs[d.keyName] = schema.StringAttribute{MarkdownDescription: d.attributes[d.keyName].GetMarkdownDescription() + " Give it or `id`.", Optional: true, Computed: true}
+	}
 	resp.Schema = schema.Schema{MarkdownDescription: d.description, Attributes: attrs}
+}
+
+func (d *objectDataSource[T, M]) ConfigValidators(context.Context) []datasource.ConfigValidator {
+	if d.keyName == "" {
+		return nil
+	}
+	return []datasource.ConfigValidator{datasourcevalidator.ExactlyOneOf(path.MatchRoot("id"), path.MatchRoot(d.keyName))}
 }
 
 func (d *objectDataSource[T, M]) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
@@ -50,14 +71,27 @@ func (d *objectDataSource[T, M]) Configure(_ context.Context, req datasource.Con
 }
 
 func (d *objectDataSource[T, M]) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	var id types.String
+	var id, key types.String
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("id"), &id)...)
+	if d.keyName != "" {
+		resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root(d.keyName), &key)...)
+	}
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	obj, err := d.get(d.client)(ctx, id.ValueString())
+	var obj *T
+	var err error
+	if id.IsNull() && d.keyName != "" {
+		obj, err = d.find(ctx, d.client, key.ValueString())
+		if err == nil && obj == nil {
+			resp.Diagnostics.AddAttributeError(path.Root(d.keyName), "Not found", fmt.Sprintf("No %s has %s %q.", strings.TrimPrefix(d.typeName, "_"), d.keyName, key.ValueString()))
+			return
+		}
+	} else {
+		obj, err = d.get(d.client)(ctx, id.ValueString())
+	}
 	if err != nil {
-		addAPIError(&resp.Diagnostics, "read "+id.ValueString(), err)
+		addAPIError(&resp.Diagnostics, "read "+id.ValueString()+key.ValueString(), err)
 		return
 	}
 	var m M

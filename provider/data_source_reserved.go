@@ -4,78 +4,31 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/hashicorp/terraform-plugin-framework-validators/datasourcevalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/path"
-	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/client"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
 
-var (
-	_ datasource.DataSourceWithConfigure        = (*reservedDomainDataSource)(nil)
-	_ datasource.DataSourceWithConfigValidators = (*reservedDomainDataSource)(nil)
-)
-
 // NewReservedDomainDataSource is data.warren_reserved_domain, found by id or by domain.
-func NewReservedDomainDataSource() datasource.DataSource { return &reservedDomainDataSource{} }
-
-type reservedDomainDataSource struct {
-	client *client.Client
-}
-
-func (d *reservedDomainDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_reserved_domain"
-}
-
-func (d *reservedDomainDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
-	attrs := reservedDomainDataAttributes()
-	attrs["id"] = schema.StringAttribute{MarkdownDescription: "ID of the reserved domain.", Optional: true, Computed: true}
-	attrs["domain"] = schema.StringAttribute{MarkdownDescription: "The hostname (matched after normalising case and a trailing dot).", Optional: true, Computed: true}
-	resp.Schema = schema.Schema{MarkdownDescription: "Reads a reserved domain by `id` or by `domain` (exactly one of them).", Attributes: attrs}
-}
-
-func (d *reservedDomainDataSource) ConfigValidators(context.Context) []datasource.ConfigValidator {
-	return []datasource.ConfigValidator{datasourcevalidator.ExactlyOneOf(path.MatchRoot("id"), path.MatchRoot("domain"))}
-}
-
-func (d *reservedDomainDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.client = clientFrom(req.ProviderData, &resp.Diagnostics)
-}
-
-func (d *reservedDomainDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	var m reservedDomainModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
-		return
+func NewReservedDomainDataSource() datasource.DataSource {
+	return &objectDataSource[api.ReservedDomain, reservedDomainModel]{
+		typeName:    "_reserved_domain",
+		description: "Reads a reserved domain by `id` or by `domain` (exactly one of them).",
+		attributes:  withComputed(reservedDomainDataAttributes(), "domain", "The hostname (matched after normalising case and a trailing dot)."),
+		get:         func(c *client.Client) getFunc[api.ReservedDomain] { return c.ReservedDomains.Get },
+		flatten:     flattenReservedDomain,
+		keyName:     "domain",
+		find: func(ctx context.Context, c *client.Client, domain string) (*api.ReservedDomain, error) {
+			found, err := c.ReservedDomains.List(ctx, client.ListOptions{Filter: fmt.Sprintf("obj.domain == %q", rules.NormalizeDomain(domain))})
+			if err != nil || len(found) == 0 {
+				return nil, err
+			}
+			return &found[0], nil
+		},
 	}
-	var found *api.ReservedDomain
-	if !m.ID.IsNull() {
-		dom, err := d.client.ReservedDomains.Get(ctx, m.ID.ValueString())
-		if err != nil {
-			addAPIError(&resp.Diagnostics, "read reserved domain "+m.ID.ValueString(), err)
-			return
-		}
-		found = dom
-	} else {
-		name := rules.NormalizeDomain(m.Domain.ValueString())
-		all, err := d.client.ReservedDomains.List(ctx, client.ListOptions{Filter: fmt.Sprintf("obj.domain == %q", name)})
-		if err != nil {
-			addAPIError(&resp.Diagnostics, "list reserved domains", err)
-			return
-		}
-		if len(all) == 0 {
-			resp.Diagnostics.AddAttributeError(path.Root("domain"), "Reserved domain not found", fmt.Sprintf("The account has no reserved domain %q.", name))
-			return
-		}
-		found = &all[0]
-	}
-	m.Domain = types.StringNull() // report the API's form
-	flattenReservedDomain(found, &m)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 
 // NewReservedDomainsDataSource is data.warren_reserved_domains.

@@ -136,7 +136,7 @@ func TestAccDataSourceErrors(t *testing.T) {
 			},
 			{
 				Config:      env.config(`data "warren_service_user" "x" { name = "nobody" }`),
-				ExpectError: regexp.MustCompile(`No service user is named "nobody"`),
+				ExpectError: regexp.MustCompile(`No service_user has name "nobody"`),
 			},
 			{
 				Config:      env.config(`data "warren_service_user" "x" {}`),
