@@ -111,6 +111,11 @@ func (p *warrenProvider) Resources(context.Context) []func() resource.Resource {
 		NewIPPolicyResource,
 		NewIPPolicyRuleResource,
 		NewIPRestrictionResource,
+		NewFailoverBackendResource,
+		NewHTTPResponseBackendResource,
+		NewStaticBackendResource,
+		NewTunnelGroupBackendResource,
+		NewWeightedBackendResource,
 	}
 }
 
@@ -128,6 +133,11 @@ func (p *warrenProvider) DataSources(context.Context) []func() datasource.DataSo
 		NewIPPolicyDataSource, NewIPPoliciesDataSource,
 		NewIPPolicyRuleDataSource, NewIPPolicyRulesDataSource,
 		NewIPRestrictionDataSource, NewIPRestrictionsDataSource,
+		NewFailoverBackendDataSource, NewFailoverBackendsDataSource,
+		NewHTTPResponseBackendDataSource, NewHTTPResponseBackendsDataSource,
+		NewStaticBackendDataSource, NewStaticBackendsDataSource,
+		NewTunnelGroupBackendDataSource, NewTunnelGroupBackendsDataSource,
+		NewWeightedBackendDataSource, NewWeightedBackendsDataSource,
 	}
 }
 

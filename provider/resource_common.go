@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -220,4 +221,36 @@ func addViolation(diags *diag.Diagnostics, summary string, err error) {
 		return
 	}
 	diags.AddError(summary, err.Error())
+}
+
+// stringMap returns a map value of strings, {} for none.
+func stringMap(items map[string]string) types.Map {
+	m, _ := types.MapValueFrom(context.Background(), types.StringType, items)
+	if items == nil {
+		m = types.MapValueMust(types.StringType, map[string]attr.Value{})
+	}
+	return m
+}
+
+// stringMapOf returns the entries of a known map of strings; nil when null or unknown.
+func stringMapOf(v types.Map) map[string]string {
+	if v.IsNull() || v.IsUnknown() {
+		return nil
+	}
+	out := make(map[string]string, len(v.Elements()))
+	for k, e := range v.Elements() {
+		out[k] = e.(types.String).ValueString()
+	}
+	return out
+}
+
+// checkRule reports a rule of internal/rules at plan time once every value it needs is
+// known (known is false while some value is still unknown).
+func checkRule(diags *diag.Diagnostics, summary string, known bool, rule func() error) {
+	if !known {
+		return
+	}
+	if err := rule(); err != nil {
+		addViolation(diags, summary, err)
+	}
 }

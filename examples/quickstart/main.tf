@@ -65,3 +65,32 @@ resource "warren_ip_restriction" "api" {
   type          = "api"
   ip_policy_ids = [warren_ip_policy.office.id]
 }
+
+# Traffic for the shop: 90% to the agents labelled app=shop, 10% to the legacy server, and a
+# maintenance page when neither answers.
+resource "warren_tunnel_group_backend" "agents" {
+  labels = { app = "shop" }
+}
+
+resource "warren_static_backend" "legacy" {
+  address = "10.1.2.3:8080"
+}
+
+resource "warren_weighted_backend" "canary" {
+  backends = {
+    (warren_tunnel_group_backend.agents.id) = 90
+    (warren_static_backend.legacy.id)       = 10
+  }
+}
+
+resource "warren_http_response_backend" "maintenance" {
+  status_code = 503
+  body        = "Back soon."
+}
+
+resource "warren_failover_backend" "shop" {
+  backends = [
+    warren_weighted_backend.canary.id,
+    warren_http_response_backend.maintenance.id,
+  ]
+}

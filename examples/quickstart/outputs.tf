@@ -33,3 +33,7 @@ output "reserved_addr" {
 output "ip_restriction_id" {
   value = warren_ip_restriction.api.id
 }
+
+output "shop_backend_id" {
+  value = warren_failover_backend.shop.id
+}

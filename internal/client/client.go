@@ -44,6 +44,11 @@ type Client struct {
 	IPPolicies                *Collection[api.IPPolicy, api.IPPolicyCreate, api.IPPolicyUpdate]
 	IPPolicyRules             *Collection[api.IPPolicyRule, api.IPPolicyRuleCreate, api.IPPolicyRuleUpdate]
 	IPRestrictions            *Collection[api.IPRestriction, api.IPRestrictionCreate, api.IPRestrictionUpdate]
+	FailoverBackends          *Collection[api.FailoverBackend, api.FailoverBackendCreate, api.FailoverBackendCreate]
+	HTTPResponseBackends      *Collection[api.HTTPResponseBackend, api.HTTPResponseBackendCreate, api.HTTPResponseBackendCreate]
+	StaticBackends            *Collection[api.StaticBackend, api.StaticBackendCreate, api.StaticBackendCreate]
+	TunnelGroupBackends       *Collection[api.TunnelGroupBackend, api.TunnelGroupBackendCreate, api.TunnelGroupBackendCreate]
+	WeightedBackends          *Collection[api.WeightedBackend, api.WeightedBackendCreate, api.WeightedBackendCreate]
 }
 
 // New returns a client for cfg.
@@ -92,6 +97,11 @@ func New(cfg Config) *Client {
 	c.IPPolicies = collection[api.IPPolicy, api.IPPolicyCreate, api.IPPolicyUpdate](c, "/ip_policies", "ip_policies")
 	c.IPPolicyRules = collection[api.IPPolicyRule, api.IPPolicyRuleCreate, api.IPPolicyRuleUpdate](c, "/ip_policy_rules", "ip_policy_rules")
 	c.IPRestrictions = collection[api.IPRestriction, api.IPRestrictionCreate, api.IPRestrictionUpdate](c, "/ip_restrictions", "ip_restrictions")
+	c.FailoverBackends = collection[api.FailoverBackend, api.FailoverBackendCreate, api.FailoverBackendCreate](c, "/backends/failover", "backends")
+	c.HTTPResponseBackends = collection[api.HTTPResponseBackend, api.HTTPResponseBackendCreate, api.HTTPResponseBackendCreate](c, "/backends/http_response", "backends")
+	c.StaticBackends = collection[api.StaticBackend, api.StaticBackendCreate, api.StaticBackendCreate](c, "/backends/static", "backends")
+	c.TunnelGroupBackends = collection[api.TunnelGroupBackend, api.TunnelGroupBackendCreate, api.TunnelGroupBackendCreate](c, "/backends/tunnel_group", "backends")
+	c.WeightedBackends = collection[api.WeightedBackend, api.WeightedBackendCreate, api.WeightedBackendCreate](c, "/backends/weighted", "backends")
 	return c
 }
 

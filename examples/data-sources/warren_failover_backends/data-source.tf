@@ -1,0 +1,2 @@
+# Backend lists take no filter.
+data "warren_failover_backends" "all" {}

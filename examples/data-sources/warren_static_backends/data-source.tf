@@ -1,0 +1,2 @@
+# Backend lists take no filter.
+data "warren_static_backends" "all" {}

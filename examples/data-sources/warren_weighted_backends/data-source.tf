@@ -1,0 +1,2 @@
+# Backend lists take no filter.
+data "warren_weighted_backends" "all" {}

@@ -1,0 +1,1 @@
+terraform import warren_failover_backend.example bkdfo_2Ajx5GWqUPMFdbJPdrVk8pOL6Ue

@@ -1,0 +1,1 @@
+terraform import warren_http_response_backend.example bkdhr_2Ajx5GWqUPMFdbJPdrVk8pOL6Ue

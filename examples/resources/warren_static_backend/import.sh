@@ -1,0 +1,1 @@
+terraform import warren_static_backend.example bkdsc_2Ajx5GWqUPMFdbJPdrVk8pOL6Ue

@@ -1,0 +1,1 @@
+terraform import warren_tunnel_group_backend.example bkdtg_2Ajx5GWqUPMFdbJPdrVk8pOL6Ue

@@ -1,0 +1,1 @@
+terraform import warren_weighted_backend.example bkdwd_2Ajx5GWqUPMFdbJPdrVk8pOL6Ue

@@ -1,0 +1,100 @@
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listdefault"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/warrenhq/terraform-provider-warren/internal/api"
+	"github.com/warrenhq/terraform-provider-warren/internal/client"
+	"github.com/warrenhq/terraform-provider-warren/internal/rules"
+)
+
+var (
+	_ resource.ResourceWithConfigure   = (*failoverBackendResource)(nil)
+	_ resource.ResourceWithImportState = (*failoverBackendResource)(nil)
+)
+
+// NewFailoverBackendResource is warren_failover_backend.
+func NewFailoverBackendResource() resource.Resource { return &failoverBackendResource{} }
+
+type failoverBackendResource struct {
+	client *client.Client
+}
+
+// failoverBackendModel is the same in the resource and the data sources.
+type failoverBackendModel struct {
+	ID          types.String `tfsdk:"id"`
+	Description types.String `tfsdk:"description"`
+	Metadata    types.String `tfsdk:"metadata"`
+	Backends    types.List   `tfsdk:"backends"`
+	CreatedAt   types.String `tfsdk:"created_at"`
+}
+
+func (r *failoverBackendResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_failover_backend"
+}
+
+func (r *failoverBackendResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "A failover backend sends traffic to the first of its backends that is up. A backend it references cannot be deleted while it does.",
+		Attributes: map[string]schema.Attribute{
+			"id":          idAttribute("failover backend"),
+			"description": descriptionAttribute("backend"),
+			"metadata":    metadataAttribute(),
+			"backends": schema.ListAttribute{
+				MarkdownDescription: "Backend IDs in order of preference; at most 32, each once.",
+				ElementType:         types.StringType,
+				Optional:            true,
+				Computed:            true,
+				Default:             listdefault.StaticValue(types.ListValueMust(types.StringType, []attr.Value{})),
+				Validators:          []validator.List{listvalidator.SizeAtMost(rules.MaxBackendChildren), listvalidator.UniqueValues()},
+			},
+			"created_at": createdAtAttribute(),
+		},
+	}
+}
+
+func (r *failoverBackendResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+func (r *failoverBackendResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	createResource(ctx, req, resp, "failover backend", func(ctx context.Context, m *failoverBackendModel) (*api.FailoverBackend, error) {
+		return r.client.FailoverBackends.Create(ctx, api.FailoverBackendCreate{Description: optional(m.Description), Metadata: optional(m.Metadata), Backends: stringsOf(ctx, m.Backends, &resp.Diagnostics)})
+	}, flattenFailoverBackend)
+}
+
+func (r *failoverBackendResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	readResource(ctx, req, resp, "failover backend", failoverBackendID, r.client.FailoverBackends.Get, flattenFailoverBackend)
+}
+
+func (r *failoverBackendResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	updateResource(ctx, req, resp, "failover backend", func(ctx context.Context, plan, prior *failoverBackendModel) (*api.FailoverBackend, error) {
+		return r.client.FailoverBackends.Update(ctx, prior.ID.ValueString(), api.FailoverBackendCreate{Description: optional(plan.Description), Metadata: optional(plan.Metadata), Backends: stringsOf(ctx, plan.Backends, &resp.Diagnostics)})
+	}, flattenFailoverBackend)
+}
+
+func (r *failoverBackendResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	deleteResource(ctx, req, resp, "failover backend", failoverBackendID, r.client.FailoverBackends.Delete)
+}
+
+func (r *failoverBackendResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	importByID(ctx, req, resp)
+}
+
+func failoverBackendID(m *failoverBackendModel) string { return m.ID.ValueString() }
+
+func flattenFailoverBackend(b *api.FailoverBackend, m *failoverBackendModel) {
+	m.ID = types.StringValue(b.ID)
+	m.Description = types.StringValue(b.Description)
+	m.Metadata = types.StringValue(b.Metadata)
+	m.Backends = stringList(b.Backends)
+	m.CreatedAt = types.StringValue(b.CreatedAt)
+}

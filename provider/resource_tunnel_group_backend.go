@@ -1,0 +1,121 @@
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/mapdefault"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/warrenhq/terraform-provider-warren/internal/api"
+	"github.com/warrenhq/terraform-provider-warren/internal/client"
+	"github.com/warrenhq/terraform-provider-warren/internal/rules"
+)
+
+var (
+	_ resource.ResourceWithConfigure      = (*tunnelGroupBackendResource)(nil)
+	_ resource.ResourceWithImportState    = (*tunnelGroupBackendResource)(nil)
+	_ resource.ResourceWithValidateConfig = (*tunnelGroupBackendResource)(nil)
+)
+
+// NewTunnelGroupBackendResource is warren_tunnel_group_backend.
+func NewTunnelGroupBackendResource() resource.Resource { return &tunnelGroupBackendResource{} }
+
+type tunnelGroupBackendResource struct {
+	client *client.Client
+}
+
+// tunnelGroupBackendModel is the same in the resource and the data sources.
+type tunnelGroupBackendModel struct {
+	ID          types.String `tfsdk:"id"`
+	Description types.String `tfsdk:"description"`
+	Metadata    types.String `tfsdk:"metadata"`
+	Labels      types.Map    `tfsdk:"labels"`
+	Tunnels     types.List   `tfsdk:"tunnels"`
+	CreatedAt   types.String `tfsdk:"created_at"`
+}
+
+func (r *tunnelGroupBackendResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_tunnel_group_backend"
+}
+
+func (r *tunnelGroupBackendResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "A tunnel group backend balances traffic over the agent tunnels whose labels match its `labels`.",
+		Attributes: map[string]schema.Attribute{
+			"id":          idAttribute("tunnel group backend"),
+			"description": descriptionAttribute("backend"),
+			"metadata":    metadataAttribute(),
+			"labels": schema.MapAttribute{
+				MarkdownDescription: "Labels a tunnel must carry to serve this backend; at most 10, keys and values of 1 to 255 characters without `=`.",
+				ElementType:         types.StringType,
+				Optional:            true,
+				Computed:            true,
+				Default:             mapdefault.StaticValue(types.MapValueMust(types.StringType, map[string]attr.Value{})),
+			},
+			"tunnels": schema.ListAttribute{
+				MarkdownDescription: "IDs of the tunnels that currently match.",
+				ElementType:         types.StringType,
+				Computed:            true,
+			},
+			"created_at": createdAtAttribute(),
+		},
+	}
+}
+
+func (r *tunnelGroupBackendResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var m tunnelGroupBackendModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	checkRule(&resp.Diagnostics, "Invalid labels", !resp.Diagnostics.HasError() && !m.Labels.IsUnknown(), func() error {
+		return rules.Labels(stringMapOf(m.Labels))
+	})
+}
+
+func (r *tunnelGroupBackendResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+func (r *tunnelGroupBackendResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	createResource(ctx, req, resp, "tunnel group backend", func(ctx context.Context, m *tunnelGroupBackendModel) (*api.TunnelGroupBackend, error) {
+		return r.client.TunnelGroupBackends.Create(ctx, expandTunnelGroupBackend(m))
+	}, flattenTunnelGroupBackend)
+}
+
+func (r *tunnelGroupBackendResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	readResource(ctx, req, resp, "tunnel group backend", tunnelGroupBackendID, r.client.TunnelGroupBackends.Get, flattenTunnelGroupBackend)
+}
+
+func (r *tunnelGroupBackendResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	updateResource(ctx, req, resp, "tunnel group backend", func(ctx context.Context, plan, prior *tunnelGroupBackendModel) (*api.TunnelGroupBackend, error) {
+		return r.client.TunnelGroupBackends.Update(ctx, prior.ID.ValueString(), expandTunnelGroupBackend(plan))
+	}, flattenTunnelGroupBackend)
+}
+
+func (r *tunnelGroupBackendResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	deleteResource(ctx, req, resp, "tunnel group backend", tunnelGroupBackendID, r.client.TunnelGroupBackends.Delete)
+}
+
+func (r *tunnelGroupBackendResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	importByID(ctx, req, resp)
+}
+
+func tunnelGroupBackendID(m *tunnelGroupBackendModel) string { return m.ID.ValueString() }
+
+func expandTunnelGroupBackend(m *tunnelGroupBackendModel) api.TunnelGroupBackendCreate {
+	return api.TunnelGroupBackendCreate{Description: optional(m.Description), Metadata: optional(m.Metadata), Labels: stringMapOf(m.Labels)}
+}
+
+func flattenTunnelGroupBackend(b *api.TunnelGroupBackend, m *tunnelGroupBackendModel) {
+	m.ID = types.StringValue(b.ID)
+	m.Description = types.StringValue(b.Description)
+	m.Metadata = types.StringValue(b.Metadata)
+	m.Labels = stringMap(b.Labels)
+	tunnels := make([]string, len(b.Tunnels))
+	for i, t := range b.Tunnels {
+		tunnels[i] = t.ID
+	}
+	m.Tunnels = stringList(tunnels)
+	m.CreatedAt = types.StringValue(b.CreatedAt)
+}

@@ -1,0 +1,126 @@
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/mapdefault"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/warrenhq/terraform-provider-warren/internal/api"
+	"github.com/warrenhq/terraform-provider-warren/internal/client"
+	"github.com/warrenhq/terraform-provider-warren/internal/rules"
+)
+
+var (
+	_ resource.ResourceWithConfigure      = (*weightedBackendResource)(nil)
+	_ resource.ResourceWithImportState    = (*weightedBackendResource)(nil)
+	_ resource.ResourceWithValidateConfig = (*weightedBackendResource)(nil)
+)
+
+// NewWeightedBackendResource is warren_weighted_backend.
+func NewWeightedBackendResource() resource.Resource { return &weightedBackendResource{} }
+
+type weightedBackendResource struct {
+	client *client.Client
+}
+
+// weightedBackendModel is the same in the resource and the data sources.
+type weightedBackendModel struct {
+	ID          types.String `tfsdk:"id"`
+	Description types.String `tfsdk:"description"`
+	Metadata    types.String `tfsdk:"metadata"`
+	Backends    types.Map    `tfsdk:"backends"`
+	CreatedAt   types.String `tfsdk:"created_at"`
+}
+
+func (r *weightedBackendResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_weighted_backend"
+}
+
+func (r *weightedBackendResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "A weighted backend splits traffic over other backends in proportion to their weights. A backend it references cannot be deleted while it does.",
+		Attributes: map[string]schema.Attribute{
+			"id":          idAttribute("weighted backend"),
+			"description": descriptionAttribute("backend"),
+			"metadata":    metadataAttribute(),
+			"backends": schema.MapAttribute{
+				MarkdownDescription: "Backend ID → weight, 0 to 10000; at most 32 backends.",
+				ElementType:         types.Int64Type,
+				Optional:            true,
+				Computed:            true,
+				Default:             mapdefault.StaticValue(types.MapValueMust(types.Int64Type, map[string]attr.Value{})),
+			},
+			"created_at": createdAtAttribute(),
+		},
+	}
+}
+
+func (r *weightedBackendResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var m weightedBackendModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	// Weights are checked even while some backend IDs are unknown (keys are always known).
+	checkRule(&resp.Diagnostics, "Invalid weights", !resp.Diagnostics.HasError() && !m.Backends.IsUnknown(), func() error {
+		return rules.Weights(knownWeights(m.Backends))
+	})
+}
+
+func (r *weightedBackendResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+func (r *weightedBackendResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	createResource(ctx, req, resp, "weighted backend", func(ctx context.Context, m *weightedBackendModel) (*api.WeightedBackend, error) {
+		return r.client.WeightedBackends.Create(ctx, expandWeightedBackend(m))
+	}, flattenWeightedBackend)
+}
+
+func (r *weightedBackendResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	readResource(ctx, req, resp, "weighted backend", weightedBackendID, r.client.WeightedBackends.Get, flattenWeightedBackend)
+}
+
+func (r *weightedBackendResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	updateResource(ctx, req, resp, "weighted backend", func(ctx context.Context, plan, prior *weightedBackendModel) (*api.WeightedBackend, error) {
+		return r.client.WeightedBackends.Update(ctx, prior.ID.ValueString(), expandWeightedBackend(plan))
+	}, flattenWeightedBackend)
+}
+
+func (r *weightedBackendResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	deleteResource(ctx, req, resp, "weighted backend", weightedBackendID, r.client.WeightedBackends.Delete)
+}
+
+func (r *weightedBackendResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	importByID(ctx, req, resp)
+}
+
+func weightedBackendID(m *weightedBackendModel) string { return m.ID.ValueString() }
+
+// knownWeights returns the weights of a map of int64 whose values are known.
+func knownWeights(v types.Map) map[string]int64 {
+	out := map[string]int64{}
+	for k, e := range v.Elements() {
+		if w, ok := e.(types.Int64); ok && !w.IsUnknown() && !w.IsNull() {
+			out[k] = w.ValueInt64()
+		}
+	}
+	return out
+}
+
+func expandWeightedBackend(m *weightedBackendModel) api.WeightedBackendCreate {
+	in := api.WeightedBackendCreate{Description: optional(m.Description), Metadata: optional(m.Metadata)}
+	if !m.Backends.IsNull() && !m.Backends.IsUnknown() {
+		in.Backends = knownWeights(m.Backends)
+	}
+	return in
+}
+
+func flattenWeightedBackend(b *api.WeightedBackend, m *weightedBackendModel) {
+	m.ID = types.StringValue(b.ID)
+	m.Description = types.StringValue(b.Description)
+	m.Metadata = types.StringValue(b.Metadata)
+	m.Backends, _ = types.MapValueFrom(context.Background(), types.Int64Type, b.Backends)
+	m.CreatedAt = types.StringValue(b.CreatedAt)
+}
