@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
@@ -11,109 +10,73 @@ import (
 
 // The backend lists of the API take no filter.
 
-// NewFailoverBackendDataSource is data.warren_failover_backend.
-func NewFailoverBackendDataSource() datasource.DataSource {
-	return &objectDataSource[api.FailoverBackend, failoverBackendModel]{
-		typeName: "_failover_backend", description: "Reads a failover backend by ID.",
-		attributes: backendDataAttributes(map[string]schema.Attribute{"backends": computedStringList("Backend IDs in order of preference.")}),
-		get:        func(c *client.Client) getFunc[api.FailoverBackend] { return c.FailoverBackends.Get },
-		flatten:    flattenFailoverBackend,
-	}
+// failoverBackendDataSources are data.warren_failover_backend and data.warren_failover_backends.
+var failoverBackendDataSources = dataSources[api.FailoverBackend, failoverBackendModel]{
+	name:        "failover_backend",
+	plural:      "failover_backends",
+	describeOne: "Reads a failover backend by ID.",
+	describeAll: "Lists the account's failover backends.",
+	attributes: func() map[string]schema.Attribute {
+		return backendDataAttributes(map[string]schema.Attribute{"backends": computedStringList("Backend IDs in order of preference.")})
+	},
+	get:        func(c *client.Client) getFunc[api.FailoverBackend] { return c.FailoverBackends.Get },
+	list:       func(c *client.Client) listFunc[api.FailoverBackend] { return c.FailoverBackends.List },
+	flatten:    flattenFailoverBackend,
+	unfiltered: true,
 }
 
-// NewFailoverBackendsDataSource is data.warren_failover_backends.
-func NewFailoverBackendsDataSource() datasource.DataSource {
-	return &listDataSource[api.FailoverBackend, failoverBackendModel]{
-		typeName: "_failover_backends", member: "failover_backends", unfiltered: true,
-		description: "Lists the account's failover backends.",
-		attributes:  withID(backendDataAttributes(map[string]schema.Attribute{"backends": computedStringList("Backend IDs in order of preference.")})),
-		list:        func(c *client.Client) listFunc[api.FailoverBackend] { return c.FailoverBackends.List },
-		flatten:     flattenFailoverBackend,
-	}
+// weightedBackendDataSources are data.warren_weighted_backend and data.warren_weighted_backends.
+var weightedBackendDataSources = dataSources[api.WeightedBackend, weightedBackendModel]{
+	name:        "weighted_backend",
+	plural:      "weighted_backends",
+	describeOne: "Reads a weighted backend by ID.",
+	describeAll: "Lists the account's weighted backends.",
+	attributes: func() map[string]schema.Attribute {
+		return backendDataAttributes(map[string]schema.Attribute{"backends": weightsAttribute()})
+	},
+	get:        func(c *client.Client) getFunc[api.WeightedBackend] { return c.WeightedBackends.Get },
+	list:       func(c *client.Client) listFunc[api.WeightedBackend] { return c.WeightedBackends.List },
+	flatten:    flattenWeightedBackend,
+	unfiltered: true,
 }
 
-// NewWeightedBackendDataSource is data.warren_weighted_backend.
-func NewWeightedBackendDataSource() datasource.DataSource {
-	return &objectDataSource[api.WeightedBackend, weightedBackendModel]{
-		typeName: "_weighted_backend", description: "Reads a weighted backend by ID.",
-		attributes: backendDataAttributes(map[string]schema.Attribute{"backends": weightsAttribute()}),
-		get:        func(c *client.Client) getFunc[api.WeightedBackend] { return c.WeightedBackends.Get },
-		flatten:    flattenWeightedBackend,
-	}
+// staticBackendDataSources are data.warren_static_backend and data.warren_static_backends.
+var staticBackendDataSources = dataSources[api.StaticBackend, staticBackendModel]{
+	name:        "static_backend",
+	plural:      "static_backends",
+	describeOne: "Reads a static backend by ID.",
+	describeAll: "Lists the account's static backends.",
+	attributes:  staticBackendDataAttributes,
+	get:         func(c *client.Client) getFunc[api.StaticBackend] { return c.StaticBackends.Get },
+	list:        func(c *client.Client) listFunc[api.StaticBackend] { return c.StaticBackends.List },
+	flatten:     flattenStaticBackend,
+	unfiltered:  true,
 }
 
-// NewWeightedBackendsDataSource is data.warren_weighted_backends.
-func NewWeightedBackendsDataSource() datasource.DataSource {
-	return &listDataSource[api.WeightedBackend, weightedBackendModel]{
-		typeName: "_weighted_backends", member: "weighted_backends", unfiltered: true,
-		description: "Lists the account's weighted backends.",
-		attributes:  withID(backendDataAttributes(map[string]schema.Attribute{"backends": weightsAttribute()})),
-		list:        func(c *client.Client) listFunc[api.WeightedBackend] { return c.WeightedBackends.List },
-		flatten:     flattenWeightedBackend,
-	}
+// httpResponseBackendDataSources are data.warren_http_response_backend and data.warren_http_response_backends.
+var httpResponseBackendDataSources = dataSources[api.HTTPResponseBackend, httpResponseBackendModel]{
+	name:        "http_response_backend",
+	plural:      "http_response_backends",
+	describeOne: "Reads an HTTP response backend by ID.",
+	describeAll: "Lists the account's HTTP response backends.",
+	attributes:  httpResponseBackendDataAttributes,
+	get:         func(c *client.Client) getFunc[api.HTTPResponseBackend] { return c.HTTPResponseBackends.Get },
+	list:        func(c *client.Client) listFunc[api.HTTPResponseBackend] { return c.HTTPResponseBackends.List },
+	flatten:     flattenHTTPResponseBackend,
+	unfiltered:  true,
 }
 
-// NewStaticBackendDataSource is data.warren_static_backend.
-func NewStaticBackendDataSource() datasource.DataSource {
-	return &objectDataSource[api.StaticBackend, staticBackendModel]{
-		typeName: "_static_backend", description: "Reads a static backend by ID.",
-		attributes: staticBackendDataAttributes(),
-		get:        func(c *client.Client) getFunc[api.StaticBackend] { return c.StaticBackends.Get },
-		flatten:    flattenStaticBackend,
-	}
-}
-
-// NewStaticBackendsDataSource is data.warren_static_backends.
-func NewStaticBackendsDataSource() datasource.DataSource {
-	return &listDataSource[api.StaticBackend, staticBackendModel]{
-		typeName: "_static_backends", member: "static_backends", unfiltered: true,
-		description: "Lists the account's static backends.",
-		attributes:  withID(staticBackendDataAttributes()),
-		list:        func(c *client.Client) listFunc[api.StaticBackend] { return c.StaticBackends.List },
-		flatten:     flattenStaticBackend,
-	}
-}
-
-// NewHTTPResponseBackendDataSource is data.warren_http_response_backend.
-func NewHTTPResponseBackendDataSource() datasource.DataSource {
-	return &objectDataSource[api.HTTPResponseBackend, httpResponseBackendModel]{
-		typeName: "_http_response_backend", description: "Reads an HTTP response backend by ID.",
-		attributes: httpResponseBackendDataAttributes(),
-		get:        func(c *client.Client) getFunc[api.HTTPResponseBackend] { return c.HTTPResponseBackends.Get },
-		flatten:    flattenHTTPResponseBackend,
-	}
-}
-
-// NewHTTPResponseBackendsDataSource is data.warren_http_response_backends.
-func NewHTTPResponseBackendsDataSource() datasource.DataSource {
-	return &listDataSource[api.HTTPResponseBackend, httpResponseBackendModel]{
-		typeName: "_http_response_backends", member: "http_response_backends", unfiltered: true,
-		description: "Lists the account's HTTP response backends.",
-		attributes:  withID(httpResponseBackendDataAttributes()),
-		list:        func(c *client.Client) listFunc[api.HTTPResponseBackend] { return c.HTTPResponseBackends.List },
-		flatten:     flattenHTTPResponseBackend,
-	}
-}
-
-// NewTunnelGroupBackendDataSource is data.warren_tunnel_group_backend.
-func NewTunnelGroupBackendDataSource() datasource.DataSource {
-	return &objectDataSource[api.TunnelGroupBackend, tunnelGroupBackendModel]{
-		typeName: "_tunnel_group_backend", description: "Reads a tunnel group backend by ID.",
-		attributes: tunnelGroupBackendDataAttributes(),
-		get:        func(c *client.Client) getFunc[api.TunnelGroupBackend] { return c.TunnelGroupBackends.Get },
-		flatten:    flattenTunnelGroupBackend,
-	}
-}
-
-// NewTunnelGroupBackendsDataSource is data.warren_tunnel_group_backends.
-func NewTunnelGroupBackendsDataSource() datasource.DataSource {
-	return &listDataSource[api.TunnelGroupBackend, tunnelGroupBackendModel]{
-		typeName: "_tunnel_group_backends", member: "tunnel_group_backends", unfiltered: true,
-		description: "Lists the account's tunnel group backends.",
-		attributes:  withID(tunnelGroupBackendDataAttributes()),
-		list:        func(c *client.Client) listFunc[api.TunnelGroupBackend] { return c.TunnelGroupBackends.List },
-		flatten:     flattenTunnelGroupBackend,
-	}
+// tunnelGroupBackendDataSources are data.warren_tunnel_group_backend and data.warren_tunnel_group_backends.
+var tunnelGroupBackendDataSources = dataSources[api.TunnelGroupBackend, tunnelGroupBackendModel]{
+	name:        "tunnel_group_backend",
+	plural:      "tunnel_group_backends",
+	describeOne: "Reads a tunnel group backend by ID.",
+	describeAll: "Lists the account's tunnel group backends.",
+	attributes:  tunnelGroupBackendDataAttributes,
+	get:         func(c *client.Client) getFunc[api.TunnelGroupBackend] { return c.TunnelGroupBackends.Get },
+	list:        func(c *client.Client) listFunc[api.TunnelGroupBackend] { return c.TunnelGroupBackends.List },
+	flatten:     flattenTunnelGroupBackend,
+	unfiltered:  true,
 }
 
 // backendDataAttributes are the attributes every backend shows plus the kind's own.

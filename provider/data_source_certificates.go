@@ -1,57 +1,34 @@
 package provider
 
 import (
-	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/client"
 )
 
-// NewTLSCertificateDataSource is data.warren_tls_certificate.
-func NewTLSCertificateDataSource() datasource.DataSource {
-	return &objectDataSource[api.TLSCertificate, tlsCertificateModel]{
-		typeName:    "_tls_certificate",
-		description: "Reads a TLS certificate by ID. Its private key is never returned.",
-		attributes:  tlsCertificateDataAttributes(),
-		get:         func(c *client.Client) getFunc[api.TLSCertificate] { return c.TLSCertificates.Get },
-		flatten:     flattenTLSCertificate,
-	}
+// tlsCertificateDataSources are data.warren_tls_certificate and data.warren_tls_certificates.
+var tlsCertificateDataSources = dataSources[api.TLSCertificate, tlsCertificateModel]{
+	name:        "tls_certificate",
+	plural:      "tls_certificates",
+	describeOne: "Reads a TLS certificate by ID. Its private key is never returned.",
+	describeAll: "Lists the account's TLS certificates, optionally narrowed by a CEL filter on `id`, `created_at`, `description`, `metadata`, `subject_common_name`, `not_before`, `not_after` and `serial_number`.",
+	attributes:  tlsCertificateDataAttributes,
+	get:         func(c *client.Client) getFunc[api.TLSCertificate] { return c.TLSCertificates.Get },
+	list:        func(c *client.Client) listFunc[api.TLSCertificate] { return c.TLSCertificates.List },
+	flatten:     flattenTLSCertificate,
 }
 
-// NewTLSCertificatesDataSource is data.warren_tls_certificates.
-func NewTLSCertificatesDataSource() datasource.DataSource {
-	return &listDataSource[api.TLSCertificate, tlsCertificateModel]{
-		typeName:    "_tls_certificates",
-		member:      "tls_certificates",
-		description: "Lists the account's TLS certificates, optionally narrowed by a CEL filter on `id`, `created_at`, `description`, `metadata`, `subject_common_name`, `not_before`, `not_after` and `serial_number`.",
-		attributes:  withID(tlsCertificateDataAttributes()),
-		list:        func(c *client.Client) listFunc[api.TLSCertificate] { return c.TLSCertificates.List },
-		flatten:     flattenTLSCertificate,
-	}
-}
-
-// NewCertificateAuthorityDataSource is data.warren_certificate_authority.
-func NewCertificateAuthorityDataSource() datasource.DataSource {
-	return &objectDataSource[api.CertificateAuthority, certificateAuthorityModel]{
-		typeName:    "_certificate_authority",
-		description: "Reads a certificate authority by ID.",
-		attributes:  certificateAuthorityDataAttributes(),
-		get:         func(c *client.Client) getFunc[api.CertificateAuthority] { return c.CertificateAuthorities.Get },
-		flatten:     flattenCertificateAuthority,
-	}
-}
-
-// NewCertificateAuthoritiesDataSource is data.warren_certificate_authorities.
-func NewCertificateAuthoritiesDataSource() datasource.DataSource {
-	return &listDataSource[api.CertificateAuthority, certificateAuthorityModel]{
-		typeName:    "_certificate_authorities",
-		member:      "certificate_authorities",
-		description: "Lists the account's certificate authorities, optionally narrowed by a CEL filter on `id`, `created_at`, `description`, `metadata`, `subject_common_name`, `not_before` and `not_after`.",
-		attributes:  withID(certificateAuthorityDataAttributes()),
-		list:        func(c *client.Client) listFunc[api.CertificateAuthority] { return c.CertificateAuthorities.List },
-		flatten:     flattenCertificateAuthority,
-	}
+// certificateAuthorityDataSources are data.warren_certificate_authority and data.warren_certificate_authorities.
+var certificateAuthorityDataSources = dataSources[api.CertificateAuthority, certificateAuthorityModel]{
+	name:        "certificate_authority",
+	plural:      "certificate_authorities",
+	describeOne: "Reads a certificate authority by ID.",
+	describeAll: "Lists the account's certificate authorities, optionally narrowed by a CEL filter on `id`, `created_at`, `description`, `metadata`, `subject_common_name`, `not_before` and `not_after`.",
+	attributes:  certificateAuthorityDataAttributes,
+	get:         func(c *client.Client) getFunc[api.CertificateAuthority] { return c.CertificateAuthorities.Get },
+	list:        func(c *client.Client) listFunc[api.CertificateAuthority] { return c.CertificateAuthorities.List },
+	flatten:     flattenCertificateAuthority,
 }
 
 func tlsCertificateDataAttributes() map[string]schema.Attribute {

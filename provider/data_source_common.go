@@ -182,3 +182,35 @@ func withID(attributes map[string]schema.Attribute) map[string]schema.Attribute 
 	}
 	return out
 }
+
+// dataSources declares the two data sources of a family, data.warren_<name> (one object by
+// id, or by keyName) and data.warren_<plural> (the list), from one model, one flatten
+// function and one set of attributes.
+type dataSources[T any, M any] struct {
+	name, plural string
+	describeOne  string
+	describeAll  string
+	attributes   func() map[string]schema.Attribute // every attribute but id
+	get          func(c *client.Client) getFunc[T]
+	list         func(c *client.Client) listFunc[T]
+	flatten      func(*T, *M)
+	unfiltered   bool // the API takes no filter on the list
+	keyName      string
+	find         func(ctx context.Context, c *client.Client, key string) (*T, error)
+}
+
+// object is data.warren_<name>.
+func (d dataSources[T, M]) object() datasource.DataSource {
+	return &objectDataSource[T, M]{
+		typeName: "_" + d.name, description: d.describeOne, attributes: d.attributes(),
+		get: d.get, flatten: d.flatten, keyName: d.keyName, find: d.find,
+	}
+}
+
+// all is data.warren_<plural>.
+func (d dataSources[T, M]) all() datasource.DataSource {
+	return &listDataSource[T, M]{
+		typeName: "_" + d.plural, member: d.plural, description: d.describeAll, attributes: withID(d.attributes()),
+		list: d.list, flatten: d.flatten, unfiltered: d.unfiltered,
+	}
+}

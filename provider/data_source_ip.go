@@ -1,74 +1,46 @@
 package provider
 
 import (
-	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/client"
 )
 
-// NewIPPolicyDataSource is data.warren_ip_policy.
-func NewIPPolicyDataSource() datasource.DataSource {
-	return &objectDataSource[api.IPPolicy, ipPolicyModel]{
-		typeName: "_ip_policy", description: "Reads an IP policy by ID.",
-		attributes: ipPolicyDataAttributes(),
-		get:        func(c *client.Client) getFunc[api.IPPolicy] { return c.IPPolicies.Get },
-		flatten:    flattenIPPolicy,
-	}
+// ipPolicyDataSources are data.warren_ip_policy and data.warren_ip_policies.
+var ipPolicyDataSources = dataSources[api.IPPolicy, ipPolicyModel]{
+	name:        "ip_policy",
+	plural:      "ip_policies",
+	describeOne: "Reads an IP policy by ID.",
+	describeAll: "Lists the account's IP policies, optionally narrowed by a CEL filter on `id`, `created_at`, `description` and `metadata`.",
+	attributes:  ipPolicyDataAttributes,
+	get:         func(c *client.Client) getFunc[api.IPPolicy] { return c.IPPolicies.Get },
+	list:        func(c *client.Client) listFunc[api.IPPolicy] { return c.IPPolicies.List },
+	flatten:     flattenIPPolicy,
 }
 
-// NewIPPoliciesDataSource is data.warren_ip_policies.
-func NewIPPoliciesDataSource() datasource.DataSource {
-	return &listDataSource[api.IPPolicy, ipPolicyModel]{
-		typeName: "_ip_policies", member: "ip_policies",
-		description: "Lists the account's IP policies, optionally narrowed by a CEL filter on `id`, `created_at`, `description` and `metadata`.",
-		attributes:  withID(ipPolicyDataAttributes()),
-		list:        func(c *client.Client) listFunc[api.IPPolicy] { return c.IPPolicies.List },
-		flatten:     flattenIPPolicy,
-	}
+// ipPolicyRuleDataSources are data.warren_ip_policy_rule and data.warren_ip_policy_rules.
+var ipPolicyRuleDataSources = dataSources[api.IPPolicyRule, ipPolicyRuleModel]{
+	name:        "ip_policy_rule",
+	plural:      "ip_policy_rules",
+	describeOne: "Reads an IP policy rule by ID.",
+	describeAll: "Lists the account's IP policy rules, optionally narrowed by a CEL filter on `id`, `created_at`, `description`, `metadata`, `ip_policy` (the policy ID), `cidr` and `action`.",
+	attributes:  ipPolicyRuleDataAttributes,
+	get:         func(c *client.Client) getFunc[api.IPPolicyRule] { return c.IPPolicyRules.Get },
+	list:        func(c *client.Client) listFunc[api.IPPolicyRule] { return c.IPPolicyRules.List },
+	flatten:     flattenIPPolicyRule,
 }
 
-// NewIPPolicyRuleDataSource is data.warren_ip_policy_rule.
-func NewIPPolicyRuleDataSource() datasource.DataSource {
-	return &objectDataSource[api.IPPolicyRule, ipPolicyRuleModel]{
-		typeName: "_ip_policy_rule", description: "Reads an IP policy rule by ID.",
-		attributes: ipPolicyRuleDataAttributes(),
-		get:        func(c *client.Client) getFunc[api.IPPolicyRule] { return c.IPPolicyRules.Get },
-		flatten:    flattenIPPolicyRule,
-	}
-}
-
-// NewIPPolicyRulesDataSource is data.warren_ip_policy_rules.
-func NewIPPolicyRulesDataSource() datasource.DataSource {
-	return &listDataSource[api.IPPolicyRule, ipPolicyRuleModel]{
-		typeName: "_ip_policy_rules", member: "ip_policy_rules",
-		description: "Lists the account's IP policy rules, optionally narrowed by a CEL filter on `id`, `created_at`, `description`, `metadata`, `ip_policy` (the policy ID), `cidr` and `action`.",
-		attributes:  withID(ipPolicyRuleDataAttributes()),
-		list:        func(c *client.Client) listFunc[api.IPPolicyRule] { return c.IPPolicyRules.List },
-		flatten:     flattenIPPolicyRule,
-	}
-}
-
-// NewIPRestrictionDataSource is data.warren_ip_restriction.
-func NewIPRestrictionDataSource() datasource.DataSource {
-	return &objectDataSource[api.IPRestriction, ipRestrictionModel]{
-		typeName: "_ip_restriction", description: "Reads an IP restriction by ID.",
-		attributes: ipRestrictionDataAttributes(),
-		get:        func(c *client.Client) getFunc[api.IPRestriction] { return c.IPRestrictions.Get },
-		flatten:    flattenIPRestriction,
-	}
-}
-
-// NewIPRestrictionsDataSource is data.warren_ip_restrictions.
-func NewIPRestrictionsDataSource() datasource.DataSource {
-	return &listDataSource[api.IPRestriction, ipRestrictionModel]{
-		typeName: "_ip_restrictions", member: "ip_restrictions",
-		description: "Lists the account's IP restrictions, optionally narrowed by a CEL filter on `id`, `created_at`, `description` and `metadata`.",
-		attributes:  withID(ipRestrictionDataAttributes()),
-		list:        func(c *client.Client) listFunc[api.IPRestriction] { return c.IPRestrictions.List },
-		flatten:     flattenIPRestriction,
-	}
+// ipRestrictionDataSources are data.warren_ip_restriction and data.warren_ip_restrictions.
+var ipRestrictionDataSources = dataSources[api.IPRestriction, ipRestrictionModel]{
+	name:        "ip_restriction",
+	plural:      "ip_restrictions",
+	describeOne: "Reads an IP restriction by ID.",
+	describeAll: "Lists the account's IP restrictions, optionally narrowed by a CEL filter on `id`, `created_at`, `description` and `metadata`.",
+	attributes:  ipRestrictionDataAttributes,
+	get:         func(c *client.Client) getFunc[api.IPRestriction] { return c.IPRestrictions.Get },
+	list:        func(c *client.Client) listFunc[api.IPRestriction] { return c.IPRestrictions.List },
+	flatten:     flattenIPRestriction,
 }
 
 func ipPolicyDataAttributes() map[string]schema.Attribute {

@@ -1,34 +1,22 @@
 package provider
 
 import (
-	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/client"
 )
 
-// NewSSHCertificateAuthorityDataSource is data.warren_ssh_certificate_authority.
-func NewSSHCertificateAuthorityDataSource() datasource.DataSource {
-	return &objectDataSource[api.SSHCertificateAuthority, sshCAModel]{
-		typeName:    "_ssh_certificate_authority",
-		description: "Reads an SSH certificate authority by ID, e.g. to trust its public key.",
-		attributes:  sshCADataAttributes(),
-		get:         func(c *client.Client) getFunc[api.SSHCertificateAuthority] { return c.SSHCertificateAuthorities.Get },
-		flatten:     flattenSSHCA,
-	}
-}
-
-// NewSSHCertificateAuthoritiesDataSource is data.warren_ssh_certificate_authorities.
-func NewSSHCertificateAuthoritiesDataSource() datasource.DataSource {
-	return &listDataSource[api.SSHCertificateAuthority, sshCAModel]{
-		typeName:    "_ssh_certificate_authorities",
-		member:      "ssh_certificate_authorities",
-		description: "Lists the account's SSH certificate authorities, optionally narrowed by a CEL filter on `id`, `created_at`, `description` and `metadata`.",
-		attributes:  withID(sshCADataAttributes()),
-		list:        func(c *client.Client) listFunc[api.SSHCertificateAuthority] { return c.SSHCertificateAuthorities.List },
-		flatten:     flattenSSHCA,
-	}
+// sshCertificateAuthorityDataSources are data.warren_ssh_certificate_authority and data.warren_ssh_certificate_authorities.
+var sshCertificateAuthorityDataSources = dataSources[api.SSHCertificateAuthority, sshCAModel]{
+	name:        "ssh_certificate_authority",
+	plural:      "ssh_certificate_authorities",
+	describeOne: "Reads an SSH certificate authority by ID, e.g. to trust its public key.",
+	describeAll: "Lists the account's SSH certificate authorities, optionally narrowed by a CEL filter on `id`, `created_at`, `description` and `metadata`.",
+	attributes:  sshCADataAttributes,
+	get:         func(c *client.Client) getFunc[api.SSHCertificateAuthority] { return c.SSHCertificateAuthorities.Get },
+	list:        func(c *client.Client) listFunc[api.SSHCertificateAuthority] { return c.SSHCertificateAuthorities.List },
+	flatten:     flattenSSHCA,
 }
 
 func sshCADataAttributes() map[string]schema.Attribute {

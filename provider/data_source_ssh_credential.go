@@ -1,34 +1,22 @@
 package provider
 
 import (
-	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/client"
 )
 
-// NewSSHCredentialDataSource is data.warren_ssh_credential.
-func NewSSHCredentialDataSource() datasource.DataSource {
-	return &objectDataSource[api.SSHCredential, sshCredentialModel]{
-		typeName:    "_ssh_credential",
-		description: "Reads an SSH credential by ID.",
-		attributes:  sshCredentialDataAttributes(),
-		get:         func(c *client.Client) getFunc[api.SSHCredential] { return c.SSHCredentials.Get },
-		flatten:     flattenSSHCredential,
-	}
-}
-
-// NewSSHCredentialsDataSource is data.warren_ssh_credentials.
-func NewSSHCredentialsDataSource() datasource.DataSource {
-	return &listDataSource[api.SSHCredential, sshCredentialModel]{
-		typeName:    "_ssh_credentials",
-		member:      "ssh_credentials",
-		description: "Lists the account's SSH credentials, optionally narrowed by a CEL filter on `id`, `created_at`, `description`, `metadata`, `owner_id` and `acl`.",
-		attributes:  withID(sshCredentialDataAttributes()),
-		list:        func(c *client.Client) listFunc[api.SSHCredential] { return c.SSHCredentials.List },
-		flatten:     flattenSSHCredential,
-	}
+// sshCredentialDataSources are data.warren_ssh_credential and data.warren_ssh_credentials.
+var sshCredentialDataSources = dataSources[api.SSHCredential, sshCredentialModel]{
+	name:        "ssh_credential",
+	plural:      "ssh_credentials",
+	describeOne: "Reads an SSH credential by ID.",
+	describeAll: "Lists the account's SSH credentials, optionally narrowed by a CEL filter on `id`, `created_at`, `description`, `metadata`, `owner_id` and `acl`.",
+	attributes:  sshCredentialDataAttributes,
+	get:         func(c *client.Client) getFunc[api.SSHCredential] { return c.SSHCredentials.Get },
+	list:        func(c *client.Client) listFunc[api.SSHCredential] { return c.SSHCredentials.List },
+	flatten:     flattenSSHCredential,
 }
 
 func sshCredentialDataAttributes() map[string]schema.Attribute {

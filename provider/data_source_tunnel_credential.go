@@ -1,34 +1,22 @@
 package provider
 
 import (
-	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/client"
 )
 
-// NewTunnelCredentialDataSource is data.warren_tunnel_credential.
-func NewTunnelCredentialDataSource() datasource.DataSource {
-	return &objectDataSource[api.Credential, tunnelCredentialModel]{
-		typeName:    "_tunnel_credential",
-		description: "Reads a tunnel credential by ID. Its token is never returned.",
-		attributes:  tunnelCredentialDataAttributes(),
-		get:         func(c *client.Client) getFunc[api.Credential] { return c.Credentials.Get },
-		flatten:     flattenTunnelCredential,
-	}
-}
-
-// NewTunnelCredentialsDataSource is data.warren_tunnel_credentials.
-func NewTunnelCredentialsDataSource() datasource.DataSource {
-	return &listDataSource[api.Credential, tunnelCredentialModel]{
-		typeName:    "_tunnel_credentials",
-		member:      "tunnel_credentials",
-		description: "Lists the account's tunnel credentials, optionally narrowed by a CEL filter on `id`, `created_at`, `description`, `metadata`, `owner_id` and `acl`.",
-		attributes:  withID(tunnelCredentialDataAttributes()),
-		list:        func(c *client.Client) listFunc[api.Credential] { return c.Credentials.List },
-		flatten:     flattenTunnelCredential,
-	}
+// tunnelCredentialDataSources are data.warren_tunnel_credential and data.warren_tunnel_credentials.
+var tunnelCredentialDataSources = dataSources[api.Credential, tunnelCredentialModel]{
+	name:        "tunnel_credential",
+	plural:      "tunnel_credentials",
+	describeOne: "Reads a tunnel credential by ID. Its token is never returned.",
+	describeAll: "Lists the account's tunnel credentials, optionally narrowed by a CEL filter on `id`, `created_at`, `description`, `metadata`, `owner_id` and `acl`.",
+	attributes:  tunnelCredentialDataAttributes,
+	get:         func(c *client.Client) getFunc[api.Credential] { return c.Credentials.Get },
+	list:        func(c *client.Client) listFunc[api.Credential] { return c.Credentials.List },
+	flatten:     flattenTunnelCredential,
 }
 
 func tunnelCredentialDataAttributes() map[string]schema.Attribute {
