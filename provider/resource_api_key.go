@@ -17,10 +17,16 @@ var (
 )
 
 // NewAPIKeyResource is warren_api_key.
-func NewAPIKeyResource() resource.Resource { return &apiKeyResource{} }
+func NewAPIKeyResource() resource.Resource {
+	return &apiKeyResource{crud[apiKeyResourceModel, api.APIKey]{
+		what: "API key", id: apiKeyID, flatten: flattenAPIKeyResource,
+		get: func(c *client.Client) getFunc[api.APIKey] { return c.APIKeys.Get },
+		del: func(c *client.Client) func(context.Context, string) error { return c.APIKeys.Delete },
+	}}
+}
 
 type apiKeyResource struct {
-	client *client.Client
+	crud[apiKeyResourceModel, api.APIKey]
 }
 
 // apiKeyModel holds the members every API key schema shows (resource, data sources).
@@ -55,33 +61,17 @@ func (r *apiKeyResource) Schema(_ context.Context, _ resource.SchemaRequest, res
 	}
 }
 
-func (r *apiKeyResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
-}
-
 func (r *apiKeyResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	createResource(ctx, req, resp, "API key", func(ctx context.Context, m *apiKeyResourceModel) (*api.APIKey, error) {
+	r.create(ctx, req, resp, func(ctx context.Context, m *apiKeyResourceModel) (*api.APIKey, error) {
 		return r.client.APIKeys.Create(ctx, api.APIKeyCreate{Description: optional(m.Description), Metadata: optional(m.Metadata), OwnerID: optional(m.OwnerID)})
-	}, flattenAPIKeyResource)
-}
-
-func (r *apiKeyResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	readResource(ctx, req, resp, "API key", apiKeyID, r.client.APIKeys.Get, flattenAPIKeyResource)
+	})
 }
 
 func (r *apiKeyResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	updateResource(ctx, req, resp, "API key", func(ctx context.Context, plan, prior *apiKeyResourceModel) (*api.APIKey, error) {
+	r.update(ctx, req, resp, func(ctx context.Context, plan, prior *apiKeyResourceModel) (*api.APIKey, error) {
 		plan.Token = prior.Token
 		return r.client.APIKeys.Update(ctx, prior.ID.ValueString(), api.APIKeyUpdate{Description: optional(plan.Description), Metadata: optional(plan.Metadata)})
-	}, flattenAPIKeyResource)
-}
-
-func (r *apiKeyResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	deleteResource(ctx, req, resp, "API key", apiKeyID, r.client.APIKeys.Delete)
-}
-
-func (r *apiKeyResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	importByID(ctx, req, resp)
+	})
 }
 
 func apiKeyID(m *apiKeyResourceModel) string { return m.ID.ValueString() }

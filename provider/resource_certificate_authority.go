@@ -23,10 +23,16 @@ var (
 )
 
 // NewCertificateAuthorityResource is warren_certificate_authority.
-func NewCertificateAuthorityResource() resource.Resource { return &certificateAuthorityResource{} }
+func NewCertificateAuthorityResource() resource.Resource {
+	return &certificateAuthorityResource{crud[certificateAuthorityModel, api.CertificateAuthority]{
+		what: "certificate authority", id: certificateAuthorityID, flatten: flattenCertificateAuthority,
+		get: func(c *client.Client) getFunc[api.CertificateAuthority] { return c.CertificateAuthorities.Get },
+		del: func(c *client.Client) func(context.Context, string) error { return c.CertificateAuthorities.Delete },
+	}}
+}
 
 type certificateAuthorityResource struct {
-	client *client.Client
+	crud[certificateAuthorityModel, api.CertificateAuthority]
 }
 
 // certificateAuthorityModel is the same in the resource and the data sources.
@@ -79,32 +85,16 @@ func (r *certificateAuthorityResource) Schema(_ context.Context, _ resource.Sche
 	}
 }
 
-func (r *certificateAuthorityResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
-}
-
 func (r *certificateAuthorityResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	createResource(ctx, req, resp, "certificate authority", func(ctx context.Context, m *certificateAuthorityModel) (*api.CertificateAuthority, error) {
+	r.create(ctx, req, resp, func(ctx context.Context, m *certificateAuthorityModel) (*api.CertificateAuthority, error) {
 		return r.client.CertificateAuthorities.Create(ctx, api.CertificateAuthorityCreate{Description: optional(m.Description), Metadata: optional(m.Metadata), CAPEM: optional(m.CAPEM)})
-	}, flattenCertificateAuthority)
-}
-
-func (r *certificateAuthorityResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	readResource(ctx, req, resp, "certificate authority", certificateAuthorityID, r.client.CertificateAuthorities.Get, flattenCertificateAuthority)
+	})
 }
 
 func (r *certificateAuthorityResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	updateResource(ctx, req, resp, "certificate authority", func(ctx context.Context, plan, prior *certificateAuthorityModel) (*api.CertificateAuthority, error) {
+	r.update(ctx, req, resp, func(ctx context.Context, plan, prior *certificateAuthorityModel) (*api.CertificateAuthority, error) {
 		return r.client.CertificateAuthorities.Update(ctx, prior.ID.ValueString(), api.CertificateAuthorityUpdate{Description: optional(plan.Description), Metadata: optional(plan.Metadata)})
-	}, flattenCertificateAuthority)
-}
-
-func (r *certificateAuthorityResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	deleteResource(ctx, req, resp, "certificate authority", certificateAuthorityID, r.client.CertificateAuthorities.Delete)
-}
-
-func (r *certificateAuthorityResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	importByID(ctx, req, resp)
+	})
 }
 
 func certificateAuthorityID(m *certificateAuthorityModel) string { return m.ID.ValueString() }

@@ -254,3 +254,41 @@ func checkRule(diags *diag.Diagnostics, summary string, known bool, rule func() 
 		addViolation(diags, summary, err)
 	}
 }
+
+// crud is what every resource's Configure, Read, Delete and ImportState do; a resource embeds
+// it, declares how to get, delete and map its object, and writes only Metadata, Schema,
+// Create and Update (and its validators) itself.
+type crud[M any, T any] struct {
+	client  *client.Client
+	what    string // for messages, e.g. "API key"
+	id      func(*M) string
+	get     func(*client.Client) getFunc[T]
+	del     func(*client.Client) func(context.Context, string) error
+	flatten func(*T, *M)
+}
+
+// create reads the plan, calls the API and saves what it answered.
+func (r *crud[M, T]) create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse, call func(context.Context, *M) (*T, error)) {
+	createResource(ctx, req, resp, r.what, call, r.flatten)
+}
+
+// update sends the plan (prior is the state before it) and saves what the API answered.
+func (r *crud[M, T]) update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse, call func(ctx context.Context, plan, prior *M) (*T, error)) {
+	updateResource(ctx, req, resp, r.what, call, r.flatten)
+}
+
+func (r *crud[M, T]) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+func (r *crud[M, T]) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	readResource(ctx, req, resp, r.what, r.id, r.get(r.client), r.flatten)
+}
+
+func (r *crud[M, T]) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	deleteResource(ctx, req, resp, r.what, r.id, r.del(r.client))
+}
+
+func (r *crud[M, T]) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	importByID(ctx, req, resp)
+}

@@ -22,10 +22,16 @@ var (
 )
 
 // NewFailoverBackendResource is warren_failover_backend.
-func NewFailoverBackendResource() resource.Resource { return &failoverBackendResource{} }
+func NewFailoverBackendResource() resource.Resource {
+	return &failoverBackendResource{crud[failoverBackendModel, api.FailoverBackend]{
+		what: "failover backend", id: failoverBackendID, flatten: flattenFailoverBackend,
+		get: func(c *client.Client) getFunc[api.FailoverBackend] { return c.FailoverBackends.Get },
+		del: func(c *client.Client) func(context.Context, string) error { return c.FailoverBackends.Delete },
+	}}
+}
 
 type failoverBackendResource struct {
-	client *client.Client
+	crud[failoverBackendModel, api.FailoverBackend]
 }
 
 // failoverBackendModel is the same in the resource and the data sources.
@@ -61,32 +67,16 @@ func (r *failoverBackendResource) Schema(_ context.Context, _ resource.SchemaReq
 	}
 }
 
-func (r *failoverBackendResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
-}
-
 func (r *failoverBackendResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	createResource(ctx, req, resp, "failover backend", func(ctx context.Context, m *failoverBackendModel) (*api.FailoverBackend, error) {
+	r.create(ctx, req, resp, func(ctx context.Context, m *failoverBackendModel) (*api.FailoverBackend, error) {
 		return r.client.FailoverBackends.Create(ctx, api.FailoverBackendCreate{Description: optional(m.Description), Metadata: optional(m.Metadata), Backends: stringsOf(ctx, m.Backends, &resp.Diagnostics)})
-	}, flattenFailoverBackend)
-}
-
-func (r *failoverBackendResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	readResource(ctx, req, resp, "failover backend", failoverBackendID, r.client.FailoverBackends.Get, flattenFailoverBackend)
+	})
 }
 
 func (r *failoverBackendResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	updateResource(ctx, req, resp, "failover backend", func(ctx context.Context, plan, prior *failoverBackendModel) (*api.FailoverBackend, error) {
+	r.update(ctx, req, resp, func(ctx context.Context, plan, prior *failoverBackendModel) (*api.FailoverBackend, error) {
 		return r.client.FailoverBackends.Update(ctx, prior.ID.ValueString(), api.FailoverBackendCreate{Description: optional(plan.Description), Metadata: optional(plan.Metadata), Backends: stringsOf(ctx, plan.Backends, &resp.Diagnostics)})
-	}, flattenFailoverBackend)
-}
-
-func (r *failoverBackendResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	deleteResource(ctx, req, resp, "failover backend", failoverBackendID, r.client.FailoverBackends.Delete)
-}
-
-func (r *failoverBackendResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	importByID(ctx, req, resp)
+	})
 }
 
 func failoverBackendID(m *failoverBackendModel) string { return m.ID.ValueString() }

@@ -24,10 +24,16 @@ var (
 )
 
 // NewHTTPResponseBackendResource is warren_http_response_backend.
-func NewHTTPResponseBackendResource() resource.Resource { return &httpResponseBackendResource{} }
+func NewHTTPResponseBackendResource() resource.Resource {
+	return &httpResponseBackendResource{crud[httpResponseBackendModel, api.HTTPResponseBackend]{
+		what: "HTTP response backend", id: httpResponseBackendID, flatten: flattenHTTPResponseBackend,
+		get: func(c *client.Client) getFunc[api.HTTPResponseBackend] { return c.HTTPResponseBackends.Get },
+		del: func(c *client.Client) func(context.Context, string) error { return c.HTTPResponseBackends.Delete },
+	}}
+}
 
 type httpResponseBackendResource struct {
-	client *client.Client
+	crud[httpResponseBackendModel, api.HTTPResponseBackend]
 }
 
 // httpResponseBackendModel is the same in the resource and the data sources.
@@ -89,32 +95,16 @@ func (r *httpResponseBackendResource) ValidateConfig(ctx context.Context, req re
 	})
 }
 
-func (r *httpResponseBackendResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
-}
-
 func (r *httpResponseBackendResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	createResource(ctx, req, resp, "HTTP response backend", func(ctx context.Context, m *httpResponseBackendModel) (*api.HTTPResponseBackend, error) {
+	r.create(ctx, req, resp, func(ctx context.Context, m *httpResponseBackendModel) (*api.HTTPResponseBackend, error) {
 		return r.client.HTTPResponseBackends.Create(ctx, expandHTTPResponseBackend(ctx, m))
-	}, flattenHTTPResponseBackend)
-}
-
-func (r *httpResponseBackendResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	readResource(ctx, req, resp, "HTTP response backend", httpResponseBackendID, r.client.HTTPResponseBackends.Get, flattenHTTPResponseBackend)
+	})
 }
 
 func (r *httpResponseBackendResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	updateResource(ctx, req, resp, "HTTP response backend", func(ctx context.Context, plan, prior *httpResponseBackendModel) (*api.HTTPResponseBackend, error) {
+	r.update(ctx, req, resp, func(ctx context.Context, plan, prior *httpResponseBackendModel) (*api.HTTPResponseBackend, error) {
 		return r.client.HTTPResponseBackends.Update(ctx, prior.ID.ValueString(), expandHTTPResponseBackend(ctx, plan))
-	}, flattenHTTPResponseBackend)
-}
-
-func (r *httpResponseBackendResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	deleteResource(ctx, req, resp, "HTTP response backend", httpResponseBackendID, r.client.HTTPResponseBackends.Delete)
-}
-
-func (r *httpResponseBackendResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	importByID(ctx, req, resp)
+	})
 }
 
 func httpResponseBackendID(m *httpResponseBackendModel) string { return m.ID.ValueString() }

@@ -17,10 +17,16 @@ var (
 )
 
 // NewIPPolicyResource is warren_ip_policy.
-func NewIPPolicyResource() resource.Resource { return &ipPolicyResource{} }
+func NewIPPolicyResource() resource.Resource {
+	return &ipPolicyResource{crud[ipPolicyModel, api.IPPolicy]{
+		what: "IP policy", id: ipPolicyID, flatten: flattenIPPolicy,
+		get: func(c *client.Client) getFunc[api.IPPolicy] { return c.IPPolicies.Get },
+		del: func(c *client.Client) func(context.Context, string) error { return c.IPPolicies.Delete },
+	}}
+}
 
 type ipPolicyResource struct {
-	client *client.Client
+	crud[ipPolicyModel, api.IPPolicy]
 }
 
 // ipPolicyModel is the same in the resource and the data sources.
@@ -47,32 +53,16 @@ func (r *ipPolicyResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 	}
 }
 
-func (r *ipPolicyResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
-}
-
 func (r *ipPolicyResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	createResource(ctx, req, resp, "IP policy", func(ctx context.Context, m *ipPolicyModel) (*api.IPPolicy, error) {
+	r.create(ctx, req, resp, func(ctx context.Context, m *ipPolicyModel) (*api.IPPolicy, error) {
 		return r.client.IPPolicies.Create(ctx, api.IPPolicyCreate{Description: optional(m.Description), Metadata: optional(m.Metadata)})
-	}, flattenIPPolicy)
-}
-
-func (r *ipPolicyResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	readResource(ctx, req, resp, "IP policy", ipPolicyID, r.client.IPPolicies.Get, flattenIPPolicy)
+	})
 }
 
 func (r *ipPolicyResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	updateResource(ctx, req, resp, "IP policy", func(ctx context.Context, plan, prior *ipPolicyModel) (*api.IPPolicy, error) {
+	r.update(ctx, req, resp, func(ctx context.Context, plan, prior *ipPolicyModel) (*api.IPPolicy, error) {
 		return r.client.IPPolicies.Update(ctx, prior.ID.ValueString(), api.IPPolicyUpdate{Description: optional(plan.Description), Metadata: optional(plan.Metadata)})
-	}, flattenIPPolicy)
-}
-
-func (r *ipPolicyResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	deleteResource(ctx, req, resp, "IP policy", ipPolicyID, r.client.IPPolicies.Delete)
-}
-
-func (r *ipPolicyResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	importByID(ctx, req, resp)
+	})
 }
 
 func ipPolicyID(m *ipPolicyModel) string { return m.ID.ValueString() }

@@ -23,10 +23,16 @@ var (
 )
 
 // NewIPPolicyRuleResource is warren_ip_policy_rule.
-func NewIPPolicyRuleResource() resource.Resource { return &ipPolicyRuleResource{} }
+func NewIPPolicyRuleResource() resource.Resource {
+	return &ipPolicyRuleResource{crud[ipPolicyRuleModel, api.IPPolicyRule]{
+		what: "IP policy rule", id: ipPolicyRuleID, flatten: flattenIPPolicyRule,
+		get: func(c *client.Client) getFunc[api.IPPolicyRule] { return c.IPPolicyRules.Get },
+		del: func(c *client.Client) func(context.Context, string) error { return c.IPPolicyRules.Delete },
+	}}
+}
 
 type ipPolicyRuleResource struct {
-	client *client.Client
+	crud[ipPolicyRuleModel, api.IPPolicyRule]
 }
 
 // ipPolicyRuleModel is the same in the resource and the data sources.
@@ -75,37 +81,21 @@ func (r *ipPolicyRuleResource) Schema(_ context.Context, _ resource.SchemaReques
 	}
 }
 
-func (r *ipPolicyRuleResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
-}
-
 func (r *ipPolicyRuleResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	createResource(ctx, req, resp, "IP policy rule", func(ctx context.Context, m *ipPolicyRuleModel) (*api.IPPolicyRule, error) {
+	r.create(ctx, req, resp, func(ctx context.Context, m *ipPolicyRuleModel) (*api.IPPolicyRule, error) {
 		return r.client.IPPolicyRules.Create(ctx, api.IPPolicyRuleCreate{
 			Description: optional(m.Description), Metadata: optional(m.Metadata),
 			CIDR: optional(m.CIDR), IPPolicyID: optional(m.IPPolicyID), Action: optional(m.Action),
 		})
-	}, flattenIPPolicyRule)
-}
-
-func (r *ipPolicyRuleResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	readResource(ctx, req, resp, "IP policy rule", ipPolicyRuleID, r.client.IPPolicyRules.Get, flattenIPPolicyRule)
+	})
 }
 
 func (r *ipPolicyRuleResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	updateResource(ctx, req, resp, "IP policy rule", func(ctx context.Context, plan, prior *ipPolicyRuleModel) (*api.IPPolicyRule, error) {
+	r.update(ctx, req, resp, func(ctx context.Context, plan, prior *ipPolicyRuleModel) (*api.IPPolicyRule, error) {
 		return r.client.IPPolicyRules.Update(ctx, prior.ID.ValueString(), api.IPPolicyRuleUpdate{
 			Description: optional(plan.Description), Metadata: optional(plan.Metadata), CIDR: optional(plan.CIDR),
 		})
-	}, flattenIPPolicyRule)
-}
-
-func (r *ipPolicyRuleResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	deleteResource(ctx, req, resp, "IP policy rule", ipPolicyRuleID, r.client.IPPolicyRules.Delete)
-}
-
-func (r *ipPolicyRuleResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	importByID(ctx, req, resp)
+	})
 }
 
 func ipPolicyRuleID(m *ipPolicyRuleModel) string { return m.ID.ValueString() }

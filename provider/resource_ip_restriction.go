@@ -24,10 +24,16 @@ var (
 )
 
 // NewIPRestrictionResource is warren_ip_restriction.
-func NewIPRestrictionResource() resource.Resource { return &ipRestrictionResource{} }
+func NewIPRestrictionResource() resource.Resource {
+	return &ipRestrictionResource{crud[ipRestrictionModel, api.IPRestriction]{
+		what: "IP restriction", id: ipRestrictionID, flatten: flattenIPRestriction,
+		get: func(c *client.Client) getFunc[api.IPRestriction] { return c.IPRestrictions.Get },
+		del: func(c *client.Client) func(context.Context, string) error { return c.IPRestrictions.Delete },
+	}}
+}
 
 type ipRestrictionResource struct {
-	client *client.Client
+	crud[ipRestrictionModel, api.IPRestriction]
 }
 
 // ipRestrictionModel is the same in the resource and the data sources.
@@ -75,38 +81,22 @@ func (r *ipRestrictionResource) Schema(_ context.Context, _ resource.SchemaReque
 	}
 }
 
-func (r *ipRestrictionResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
-}
-
 func (r *ipRestrictionResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	createResource(ctx, req, resp, "IP restriction", func(ctx context.Context, m *ipRestrictionModel) (*api.IPRestriction, error) {
+	r.create(ctx, req, resp, func(ctx context.Context, m *ipRestrictionModel) (*api.IPRestriction, error) {
 		return r.client.IPRestrictions.Create(ctx, api.IPRestrictionCreate{
 			Description: optional(m.Description), Metadata: optional(m.Metadata), Enforced: m.Enforced.ValueBoolPointer(),
 			Type: optional(m.Type), IPPolicyIDs: stringsOf(ctx, m.IPPolicyIDs, &resp.Diagnostics),
 		})
-	}, flattenIPRestriction)
-}
-
-func (r *ipRestrictionResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	readResource(ctx, req, resp, "IP restriction", ipRestrictionID, r.client.IPRestrictions.Get, flattenIPRestriction)
+	})
 }
 
 func (r *ipRestrictionResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	updateResource(ctx, req, resp, "IP restriction", func(ctx context.Context, plan, prior *ipRestrictionModel) (*api.IPRestriction, error) {
+	r.update(ctx, req, resp, func(ctx context.Context, plan, prior *ipRestrictionModel) (*api.IPRestriction, error) {
 		return r.client.IPRestrictions.Update(ctx, prior.ID.ValueString(), api.IPRestrictionUpdate{
 			Description: optional(plan.Description), Metadata: optional(plan.Metadata), Enforced: plan.Enforced.ValueBoolPointer(),
 			IPPolicyIDs: stringsOf(ctx, plan.IPPolicyIDs, &resp.Diagnostics),
 		})
-	}, flattenIPRestriction)
-}
-
-func (r *ipRestrictionResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	deleteResource(ctx, req, resp, "IP restriction", ipRestrictionID, r.client.IPRestrictions.Delete)
-}
-
-func (r *ipRestrictionResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	importByID(ctx, req, resp)
+	})
 }
 
 func ipRestrictionID(m *ipRestrictionModel) string { return m.ID.ValueString() }

@@ -23,10 +23,16 @@ var (
 )
 
 // NewReservedAddrResource is warren_reserved_addr.
-func NewReservedAddrResource() resource.Resource { return &reservedAddrResource{} }
+func NewReservedAddrResource() resource.Resource {
+	return &reservedAddrResource{crud[reservedAddrModel, api.ReservedAddr]{
+		what: "reserved address", id: reservedAddrID, flatten: flattenReservedAddr,
+		get: func(c *client.Client) getFunc[api.ReservedAddr] { return c.ReservedAddrs.Get },
+		del: func(c *client.Client) func(context.Context, string) error { return c.ReservedAddrs.Delete },
+	}}
+}
 
 type reservedAddrResource struct {
-	client *client.Client
+	crud[reservedAddrModel, api.ReservedAddr]
 }
 
 // reservedAddrModel is the same in the resource and the data sources.
@@ -68,32 +74,16 @@ func (r *reservedAddrResource) Schema(_ context.Context, _ resource.SchemaReques
 	}
 }
 
-func (r *reservedAddrResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
-}
-
 func (r *reservedAddrResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	createResource(ctx, req, resp, "reserved address", func(ctx context.Context, m *reservedAddrModel) (*api.ReservedAddr, error) {
+	r.create(ctx, req, resp, func(ctx context.Context, m *reservedAddrModel) (*api.ReservedAddr, error) {
 		return r.client.ReservedAddrs.Create(ctx, api.ReservedAddrCreate{Description: optional(m.Description), Metadata: optional(m.Metadata), Region: optional(m.Region)})
-	}, flattenReservedAddr)
-}
-
-func (r *reservedAddrResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	readResource(ctx, req, resp, "reserved address", reservedAddrID, r.client.ReservedAddrs.Get, flattenReservedAddr)
+	})
 }
 
 func (r *reservedAddrResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	updateResource(ctx, req, resp, "reserved address", func(ctx context.Context, plan, prior *reservedAddrModel) (*api.ReservedAddr, error) {
+	r.update(ctx, req, resp, func(ctx context.Context, plan, prior *reservedAddrModel) (*api.ReservedAddr, error) {
 		return r.client.ReservedAddrs.Update(ctx, prior.ID.ValueString(), api.ReservedAddrUpdate{Description: optional(plan.Description), Metadata: optional(plan.Metadata)})
-	}, flattenReservedAddr)
-}
-
-func (r *reservedAddrResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	deleteResource(ctx, req, resp, "reserved address", reservedAddrID, r.client.ReservedAddrs.Delete)
-}
-
-func (r *reservedAddrResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	importByID(ctx, req, resp)
+	})
 }
 
 func reservedAddrID(m *reservedAddrModel) string { return m.ID.ValueString() }

@@ -29,10 +29,16 @@ var (
 )
 
 // NewReservedDomainResource is warren_reserved_domain.
-func NewReservedDomainResource() resource.Resource { return &reservedDomainResource{} }
+func NewReservedDomainResource() resource.Resource {
+	return &reservedDomainResource{crud[reservedDomainModel, api.ReservedDomain]{
+		what: "reserved domain", id: reservedDomainID, flatten: flattenReservedDomain,
+		get: func(c *client.Client) getFunc[api.ReservedDomain] { return c.ReservedDomains.Get },
+		del: func(c *client.Client) func(context.Context, string) error { return c.ReservedDomains.Delete },
+	}}
+}
 
 type reservedDomainResource struct {
-	client *client.Client
+	crud[reservedDomainModel, api.ReservedDomain]
 }
 
 // reservedDomainModel is the same in the resource and the data sources.
@@ -139,40 +145,24 @@ func (r *reservedDomainResource) Schema(_ context.Context, _ resource.SchemaRequ
 	}
 }
 
-func (r *reservedDomainResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
-}
-
 func (r *reservedDomainResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	createResource(ctx, req, resp, "reserved domain", func(ctx context.Context, m *reservedDomainModel) (*api.ReservedDomain, error) {
+	r.create(ctx, req, resp, func(ctx context.Context, m *reservedDomainModel) (*api.ReservedDomain, error) {
 		return r.client.ReservedDomains.Create(ctx, api.ReservedDomainCreate{
 			Domain: optional(m.Domain), Description: optional(m.Description), Metadata: optional(m.Metadata),
 			CertificateID: optional(m.CertificateID), CertificateManagementPolicy: expandPolicy(ctx, m.CertificateManagementPolicy),
 			ResolvesTo: expandResolvesTo(ctx, m.ResolvesTo, &resp.Diagnostics),
 		})
-	}, flattenReservedDomain)
-}
-
-func (r *reservedDomainResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	readResource(ctx, req, resp, "reserved domain", reservedDomainID, r.client.ReservedDomains.Get, flattenReservedDomain)
+	})
 }
 
 func (r *reservedDomainResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	updateResource(ctx, req, resp, "reserved domain", func(ctx context.Context, plan, prior *reservedDomainModel) (*api.ReservedDomain, error) {
+	r.update(ctx, req, resp, func(ctx context.Context, plan, prior *reservedDomainModel) (*api.ReservedDomain, error) {
 		return r.client.ReservedDomains.Update(ctx, prior.ID.ValueString(), api.ReservedDomainUpdate{
 			Description: optional(plan.Description), Metadata: optional(plan.Metadata),
 			CertificateID: optional(plan.CertificateID), CertificateManagementPolicy: expandPolicy(ctx, plan.CertificateManagementPolicy),
 			ResolvesTo: expandResolvesTo(ctx, plan.ResolvesTo, &resp.Diagnostics),
 		})
-	}, flattenReservedDomain)
-}
-
-func (r *reservedDomainResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	deleteResource(ctx, req, resp, "reserved domain", reservedDomainID, r.client.ReservedDomains.Delete)
-}
-
-func (r *reservedDomainResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	importByID(ctx, req, resp)
+	})
 }
 
 func reservedDomainID(m *reservedDomainModel) string { return m.ID.ValueString() }

@@ -21,10 +21,16 @@ var (
 )
 
 // NewServiceUserResource is warren_service_user.
-func NewServiceUserResource() resource.Resource { return &serviceUserResource{} }
+func NewServiceUserResource() resource.Resource {
+	return &serviceUserResource{crud[serviceUserModel, api.ServiceUser]{
+		what: "service user", id: serviceUserID, flatten: flattenServiceUser,
+		get: func(c *client.Client) getFunc[api.ServiceUser] { return c.ServiceUsers.Get },
+		del: func(c *client.Client) func(context.Context, string) error { return c.ServiceUsers.Delete },
+	}}
+}
 
 type serviceUserResource struct {
-	client *client.Client
+	crud[serviceUserModel, api.ServiceUser]
 }
 
 // serviceUserModel is the same in the resource and the data sources.
@@ -60,32 +66,16 @@ func (r *serviceUserResource) Schema(_ context.Context, _ resource.SchemaRequest
 	}
 }
 
-func (r *serviceUserResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
-}
-
 func (r *serviceUserResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	createResource(ctx, req, resp, "service user", func(ctx context.Context, m *serviceUserModel) (*api.ServiceUser, error) {
+	r.create(ctx, req, resp, func(ctx context.Context, m *serviceUserModel) (*api.ServiceUser, error) {
 		return r.client.ServiceUsers.Create(ctx, api.ServiceUserCreate{Name: optional(m.Name), Active: m.Active.ValueBoolPointer()})
-	}, flattenServiceUser)
-}
-
-func (r *serviceUserResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	readResource(ctx, req, resp, "service user", serviceUserID, r.client.ServiceUsers.Get, flattenServiceUser)
+	})
 }
 
 func (r *serviceUserResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	updateResource(ctx, req, resp, "service user", func(ctx context.Context, plan, prior *serviceUserModel) (*api.ServiceUser, error) {
+	r.update(ctx, req, resp, func(ctx context.Context, plan, prior *serviceUserModel) (*api.ServiceUser, error) {
 		return r.client.ServiceUsers.Update(ctx, prior.ID.ValueString(), api.ServiceUserUpdate{Name: optional(plan.Name), Active: plan.Active.ValueBoolPointer()})
-	}, flattenServiceUser)
-}
-
-func (r *serviceUserResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	deleteResource(ctx, req, resp, "service user", serviceUserID, r.client.ServiceUsers.Delete)
-}
-
-func (r *serviceUserResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	importByID(ctx, req, resp)
+	})
 }
 
 func serviceUserID(m *serviceUserModel) string { return m.ID.ValueString() }

@@ -30,10 +30,16 @@ var (
 )
 
 // NewSSHCertificateAuthorityResource is warren_ssh_certificate_authority.
-func NewSSHCertificateAuthorityResource() resource.Resource { return &sshCAResource{} }
+func NewSSHCertificateAuthorityResource() resource.Resource {
+	return &sshCAResource{crud[sshCAModel, api.SSHCertificateAuthority]{
+		what: "SSH certificate authority", id: sshCAID, flatten: flattenSSHCA,
+		get: func(c *client.Client) getFunc[api.SSHCertificateAuthority] { return c.SSHCertificateAuthorities.Get },
+		del: func(c *client.Client) func(context.Context, string) error { return c.SSHCertificateAuthorities.Delete },
+	}}
+}
 
 type sshCAResource struct {
-	client *client.Client
+	crud[sshCAModel, api.SSHCertificateAuthority]
 }
 
 // sshCAModel is the same in the resource and the data sources.
@@ -121,36 +127,20 @@ func (r *sshCAResource) ValidateConfig(ctx context.Context, req resource.Validat
 	}
 }
 
-func (r *sshCAResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
-}
-
 func (r *sshCAResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	createResource(ctx, req, resp, "SSH certificate authority", func(ctx context.Context, m *sshCAModel) (*api.SSHCertificateAuthority, error) {
+	r.create(ctx, req, resp, func(ctx context.Context, m *sshCAModel) (*api.SSHCertificateAuthority, error) {
 		in := api.SSHCertificateAuthorityCreate{Description: optional(m.Description), Metadata: optional(m.Metadata), PrivateKeyType: optional(m.PrivateKeyType), EllipticCurve: optional(m.EllipticCurve)}
 		if !m.KeySize.IsNull() && !m.KeySize.IsUnknown() {
 			in.KeySize = api.Int64(m.KeySize.ValueInt64())
 		}
 		return r.client.SSHCertificateAuthorities.Create(ctx, in)
-	}, flattenSSHCA)
-}
-
-func (r *sshCAResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	readResource(ctx, req, resp, "SSH certificate authority", sshCAID, r.client.SSHCertificateAuthorities.Get, flattenSSHCA)
+	})
 }
 
 func (r *sshCAResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	updateResource(ctx, req, resp, "SSH certificate authority", func(ctx context.Context, plan, prior *sshCAModel) (*api.SSHCertificateAuthority, error) {
+	r.update(ctx, req, resp, func(ctx context.Context, plan, prior *sshCAModel) (*api.SSHCertificateAuthority, error) {
 		return r.client.SSHCertificateAuthorities.Update(ctx, prior.ID.ValueString(), api.SSHCertificateAuthorityUpdate{Description: optional(plan.Description), Metadata: optional(plan.Metadata)})
-	}, flattenSSHCA)
-}
-
-func (r *sshCAResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	deleteResource(ctx, req, resp, "SSH certificate authority", sshCAID, r.client.SSHCertificateAuthorities.Delete)
-}
-
-func (r *sshCAResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	importByID(ctx, req, resp)
+	})
 }
 
 func sshCAID(m *sshCAModel) string { return m.ID.ValueString() }

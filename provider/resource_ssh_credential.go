@@ -22,10 +22,16 @@ var (
 )
 
 // NewSSHCredentialResource is warren_ssh_credential.
-func NewSSHCredentialResource() resource.Resource { return &sshCredentialResource{} }
+func NewSSHCredentialResource() resource.Resource {
+	return &sshCredentialResource{crud[sshCredentialModel, api.SSHCredential]{
+		what: "SSH credential", id: sshCredentialID, flatten: flattenSSHCredential,
+		get: func(c *client.Client) getFunc[api.SSHCredential] { return c.SSHCredentials.Get },
+		del: func(c *client.Client) func(context.Context, string) error { return c.SSHCredentials.Delete },
+	}}
+}
 
 type sshCredentialResource struct {
-	client *client.Client
+	crud[sshCredentialModel, api.SSHCredential]
 }
 
 // sshCredentialModel is the same in the resource and the data sources.
@@ -66,38 +72,22 @@ func (r *sshCredentialResource) Schema(_ context.Context, _ resource.SchemaReque
 	}
 }
 
-func (r *sshCredentialResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
-}
-
 func (r *sshCredentialResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	createResource(ctx, req, resp, "SSH credential", func(ctx context.Context, m *sshCredentialModel) (*api.SSHCredential, error) {
+	r.create(ctx, req, resp, func(ctx context.Context, m *sshCredentialModel) (*api.SSHCredential, error) {
 		return r.client.SSHCredentials.Create(ctx, api.SSHCredentialCreate{
 			Description: optional(m.Description), Metadata: optional(m.Metadata), PublicKey: optional(m.PublicKey),
 			ACL: stringsOf(ctx, m.ACL, &resp.Diagnostics), OwnerID: optional(m.OwnerID),
 		})
-	}, flattenSSHCredential)
-}
-
-func (r *sshCredentialResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	readResource(ctx, req, resp, "SSH credential", sshCredentialID, r.client.SSHCredentials.Get, flattenSSHCredential)
+	})
 }
 
 func (r *sshCredentialResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	updateResource(ctx, req, resp, "SSH credential", func(ctx context.Context, plan, prior *sshCredentialModel) (*api.SSHCredential, error) {
+	r.update(ctx, req, resp, func(ctx context.Context, plan, prior *sshCredentialModel) (*api.SSHCredential, error) {
 		return r.client.SSHCredentials.Update(ctx, prior.ID.ValueString(), api.SSHCredentialUpdate{
 			Description: optional(plan.Description), Metadata: optional(plan.Metadata),
 			ACL: stringsOf(ctx, plan.ACL, &resp.Diagnostics),
 		})
-	}, flattenSSHCredential)
-}
-
-func (r *sshCredentialResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	deleteResource(ctx, req, resp, "SSH credential", sshCredentialID, r.client.SSHCredentials.Delete)
-}
-
-func (r *sshCredentialResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	importByID(ctx, req, resp)
+	})
 }
 
 func sshCredentialID(m *sshCredentialModel) string { return m.ID.ValueString() }

@@ -23,10 +23,16 @@ var (
 )
 
 // NewStaticBackendResource is warren_static_backend.
-func NewStaticBackendResource() resource.Resource { return &staticBackendResource{} }
+func NewStaticBackendResource() resource.Resource {
+	return &staticBackendResource{crud[staticBackendModel, api.StaticBackend]{
+		what: "static backend", id: staticBackendID, flatten: flattenStaticBackend,
+		get: func(c *client.Client) getFunc[api.StaticBackend] { return c.StaticBackends.Get },
+		del: func(c *client.Client) func(context.Context, string) error { return c.StaticBackends.Delete },
+	}}
+}
 
 type staticBackendResource struct {
-	client *client.Client
+	crud[staticBackendModel, api.StaticBackend]
 }
 
 // staticBackendModel is the same in the resource and the data sources.
@@ -71,32 +77,16 @@ func (r *staticBackendResource) Schema(_ context.Context, _ resource.SchemaReque
 	}
 }
 
-func (r *staticBackendResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
-}
-
 func (r *staticBackendResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	createResource(ctx, req, resp, "static backend", func(ctx context.Context, m *staticBackendModel) (*api.StaticBackend, error) {
+	r.create(ctx, req, resp, func(ctx context.Context, m *staticBackendModel) (*api.StaticBackend, error) {
 		return r.client.StaticBackends.Create(ctx, expandStaticBackend(m))
-	}, flattenStaticBackend)
-}
-
-func (r *staticBackendResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	readResource(ctx, req, resp, "static backend", staticBackendID, r.client.StaticBackends.Get, flattenStaticBackend)
+	})
 }
 
 func (r *staticBackendResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	updateResource(ctx, req, resp, "static backend", func(ctx context.Context, plan, prior *staticBackendModel) (*api.StaticBackend, error) {
+	r.update(ctx, req, resp, func(ctx context.Context, plan, prior *staticBackendModel) (*api.StaticBackend, error) {
 		return r.client.StaticBackends.Update(ctx, prior.ID.ValueString(), expandStaticBackend(plan))
-	}, flattenStaticBackend)
-}
-
-func (r *staticBackendResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	deleteResource(ctx, req, resp, "static backend", staticBackendID, r.client.StaticBackends.Delete)
-}
-
-func (r *staticBackendResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	importByID(ctx, req, resp)
+	})
 }
 
 func staticBackendID(m *staticBackendModel) string { return m.ID.ValueString() }

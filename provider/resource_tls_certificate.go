@@ -30,10 +30,16 @@ var (
 )
 
 // NewTLSCertificateResource is warren_tls_certificate.
-func NewTLSCertificateResource() resource.Resource { return &tlsCertificateResource{} }
+func NewTLSCertificateResource() resource.Resource {
+	return &tlsCertificateResource{crud[tlsCertificateResourceModel, api.TLSCertificate]{
+		what: "TLS certificate", id: tlsCertificateID, flatten: flattenTLSCertificateResource,
+		get: func(c *client.Client) getFunc[api.TLSCertificate] { return c.TLSCertificates.Get },
+		del: func(c *client.Client) func(context.Context, string) error { return c.TLSCertificates.Delete },
+	}}
+}
 
 type tlsCertificateResource struct {
-	client *client.Client
+	crud[tlsCertificateResourceModel, api.TLSCertificate]
 }
 
 // tlsCertificateModel holds what every TLS certificate schema shows (resource, data sources).
@@ -177,15 +183,11 @@ func (r *tlsCertificateResource) ValidateConfig(ctx context.Context, req resourc
 	}
 }
 
-func (r *tlsCertificateResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
-}
-
 func (r *tlsCertificateResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	// A write-only value is only in the configuration, never in the plan.
 	var keyWO types.String
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("private_key_pem_wo"), &keyWO)...)
-	createResource(ctx, req, resp, "TLS certificate", func(ctx context.Context, m *tlsCertificateResourceModel) (*api.TLSCertificate, error) {
+	r.create(ctx, req, resp, func(ctx context.Context, m *tlsCertificateResourceModel) (*api.TLSCertificate, error) {
 		key := optional(m.PrivateKeyPEM)
 		if key == nil {
 			key = optional(keyWO)
@@ -194,25 +196,13 @@ func (r *tlsCertificateResource) Create(ctx context.Context, req resource.Create
 			Description: optional(m.Description), Metadata: optional(m.Metadata),
 			CertificatePEM: optional(m.CertificatePEM), PrivateKeyPEM: key,
 		})
-	}, flattenTLSCertificateResource)
-}
-
-func (r *tlsCertificateResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	readResource(ctx, req, resp, "TLS certificate", tlsCertificateID, r.client.TLSCertificates.Get, flattenTLSCertificateResource)
+	})
 }
 
 func (r *tlsCertificateResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	updateResource(ctx, req, resp, "TLS certificate", func(ctx context.Context, plan, prior *tlsCertificateResourceModel) (*api.TLSCertificate, error) {
+	r.update(ctx, req, resp, func(ctx context.Context, plan, prior *tlsCertificateResourceModel) (*api.TLSCertificate, error) {
 		return r.client.TLSCertificates.Update(ctx, prior.ID.ValueString(), api.TLSCertificateUpdate{Description: optional(plan.Description), Metadata: optional(plan.Metadata)})
-	}, flattenTLSCertificateResource)
-}
-
-func (r *tlsCertificateResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	deleteResource(ctx, req, resp, "TLS certificate", tlsCertificateID, r.client.TLSCertificates.Delete)
-}
-
-func (r *tlsCertificateResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	importByID(ctx, req, resp)
+	})
 }
 
 func tlsCertificateID(m *tlsCertificateResourceModel) string { return m.ID.ValueString() }

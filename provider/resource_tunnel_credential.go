@@ -22,10 +22,16 @@ var (
 )
 
 // NewTunnelCredentialResource is warren_tunnel_credential, the API's /credentials family.
-func NewTunnelCredentialResource() resource.Resource { return &tunnelCredentialResource{} }
+func NewTunnelCredentialResource() resource.Resource {
+	return &tunnelCredentialResource{crud[tunnelCredentialResourceModel, api.Credential]{
+		what: "tunnel credential", id: tunnelCredentialID, flatten: flattenTunnelCredentialResource,
+		get: func(c *client.Client) getFunc[api.Credential] { return c.Credentials.Get },
+		del: func(c *client.Client) func(context.Context, string) error { return c.Credentials.Delete },
+	}}
+}
 
 type tunnelCredentialResource struct {
-	client *client.Client
+	crud[tunnelCredentialResourceModel, api.Credential]
 }
 
 // tunnelCredentialModel holds the members every tunnel credential schema shows.
@@ -62,39 +68,23 @@ func (r *tunnelCredentialResource) Schema(_ context.Context, _ resource.SchemaRe
 	}
 }
 
-func (r *tunnelCredentialResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
-}
-
 func (r *tunnelCredentialResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	createResource(ctx, req, resp, "tunnel credential", func(ctx context.Context, m *tunnelCredentialResourceModel) (*api.Credential, error) {
+	r.create(ctx, req, resp, func(ctx context.Context, m *tunnelCredentialResourceModel) (*api.Credential, error) {
 		return r.client.Credentials.Create(ctx, api.CredentialCreate{
 			Description: optional(m.Description), Metadata: optional(m.Metadata),
 			ACL: stringsOf(ctx, m.ACL, &resp.Diagnostics), OwnerID: optional(m.OwnerID),
 		})
-	}, flattenTunnelCredentialResource)
-}
-
-func (r *tunnelCredentialResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	readResource(ctx, req, resp, "tunnel credential", tunnelCredentialID, r.client.Credentials.Get, flattenTunnelCredentialResource)
+	})
 }
 
 func (r *tunnelCredentialResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	updateResource(ctx, req, resp, "tunnel credential", func(ctx context.Context, plan, prior *tunnelCredentialResourceModel) (*api.Credential, error) {
+	r.update(ctx, req, resp, func(ctx context.Context, plan, prior *tunnelCredentialResourceModel) (*api.Credential, error) {
 		plan.Token = prior.Token
 		return r.client.Credentials.Update(ctx, prior.ID.ValueString(), api.CredentialUpdate{
 			Description: optional(plan.Description), Metadata: optional(plan.Metadata),
 			ACL: stringsOf(ctx, plan.ACL, &resp.Diagnostics),
 		})
-	}, flattenTunnelCredentialResource)
-}
-
-func (r *tunnelCredentialResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	deleteResource(ctx, req, resp, "tunnel credential", tunnelCredentialID, r.client.Credentials.Delete)
-}
-
-func (r *tunnelCredentialResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	importByID(ctx, req, resp)
+	})
 }
 
 func tunnelCredentialID(m *tunnelCredentialResourceModel) string { return m.ID.ValueString() }

@@ -21,10 +21,16 @@ var (
 )
 
 // NewTunnelGroupBackendResource is warren_tunnel_group_backend.
-func NewTunnelGroupBackendResource() resource.Resource { return &tunnelGroupBackendResource{} }
+func NewTunnelGroupBackendResource() resource.Resource {
+	return &tunnelGroupBackendResource{crud[tunnelGroupBackendModel, api.TunnelGroupBackend]{
+		what: "tunnel group backend", id: tunnelGroupBackendID, flatten: flattenTunnelGroupBackend,
+		get: func(c *client.Client) getFunc[api.TunnelGroupBackend] { return c.TunnelGroupBackends.Get },
+		del: func(c *client.Client) func(context.Context, string) error { return c.TunnelGroupBackends.Delete },
+	}}
+}
 
 type tunnelGroupBackendResource struct {
-	client *client.Client
+	crud[tunnelGroupBackendModel, api.TunnelGroupBackend]
 }
 
 // tunnelGroupBackendModel is the same in the resource and the data sources.
@@ -73,32 +79,16 @@ func (r *tunnelGroupBackendResource) ValidateConfig(ctx context.Context, req res
 	})
 }
 
-func (r *tunnelGroupBackendResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
-}
-
 func (r *tunnelGroupBackendResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	createResource(ctx, req, resp, "tunnel group backend", func(ctx context.Context, m *tunnelGroupBackendModel) (*api.TunnelGroupBackend, error) {
+	r.create(ctx, req, resp, func(ctx context.Context, m *tunnelGroupBackendModel) (*api.TunnelGroupBackend, error) {
 		return r.client.TunnelGroupBackends.Create(ctx, expandTunnelGroupBackend(m))
-	}, flattenTunnelGroupBackend)
-}
-
-func (r *tunnelGroupBackendResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	readResource(ctx, req, resp, "tunnel group backend", tunnelGroupBackendID, r.client.TunnelGroupBackends.Get, flattenTunnelGroupBackend)
+	})
 }
 
 func (r *tunnelGroupBackendResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	updateResource(ctx, req, resp, "tunnel group backend", func(ctx context.Context, plan, prior *tunnelGroupBackendModel) (*api.TunnelGroupBackend, error) {
+	r.update(ctx, req, resp, func(ctx context.Context, plan, prior *tunnelGroupBackendModel) (*api.TunnelGroupBackend, error) {
 		return r.client.TunnelGroupBackends.Update(ctx, prior.ID.ValueString(), expandTunnelGroupBackend(plan))
-	}, flattenTunnelGroupBackend)
-}
-
-func (r *tunnelGroupBackendResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	deleteResource(ctx, req, resp, "tunnel group backend", tunnelGroupBackendID, r.client.TunnelGroupBackends.Delete)
-}
-
-func (r *tunnelGroupBackendResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	importByID(ctx, req, resp)
+	})
 }
 
 func tunnelGroupBackendID(m *tunnelGroupBackendModel) string { return m.ID.ValueString() }

@@ -21,10 +21,16 @@ var (
 )
 
 // NewWeightedBackendResource is warren_weighted_backend.
-func NewWeightedBackendResource() resource.Resource { return &weightedBackendResource{} }
+func NewWeightedBackendResource() resource.Resource {
+	return &weightedBackendResource{crud[weightedBackendModel, api.WeightedBackend]{
+		what: "weighted backend", id: weightedBackendID, flatten: flattenWeightedBackend,
+		get: func(c *client.Client) getFunc[api.WeightedBackend] { return c.WeightedBackends.Get },
+		del: func(c *client.Client) func(context.Context, string) error { return c.WeightedBackends.Delete },
+	}}
+}
 
 type weightedBackendResource struct {
-	client *client.Client
+	crud[weightedBackendModel, api.WeightedBackend]
 }
 
 // weightedBackendModel is the same in the resource and the data sources.
@@ -68,32 +74,16 @@ func (r *weightedBackendResource) ValidateConfig(ctx context.Context, req resour
 	})
 }
 
-func (r *weightedBackendResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
-}
-
 func (r *weightedBackendResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	createResource(ctx, req, resp, "weighted backend", func(ctx context.Context, m *weightedBackendModel) (*api.WeightedBackend, error) {
+	r.create(ctx, req, resp, func(ctx context.Context, m *weightedBackendModel) (*api.WeightedBackend, error) {
 		return r.client.WeightedBackends.Create(ctx, expandWeightedBackend(m))
-	}, flattenWeightedBackend)
-}
-
-func (r *weightedBackendResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	readResource(ctx, req, resp, "weighted backend", weightedBackendID, r.client.WeightedBackends.Get, flattenWeightedBackend)
+	})
 }
 
 func (r *weightedBackendResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	updateResource(ctx, req, resp, "weighted backend", func(ctx context.Context, plan, prior *weightedBackendModel) (*api.WeightedBackend, error) {
+	r.update(ctx, req, resp, func(ctx context.Context, plan, prior *weightedBackendModel) (*api.WeightedBackend, error) {
 		return r.client.WeightedBackends.Update(ctx, prior.ID.ValueString(), expandWeightedBackend(plan))
-	}, flattenWeightedBackend)
-}
-
-func (r *weightedBackendResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	deleteResource(ctx, req, resp, "weighted backend", weightedBackendID, r.client.WeightedBackends.Delete)
-}
-
-func (r *weightedBackendResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	importByID(ctx, req, resp)
+	})
 }
 
 func weightedBackendID(m *weightedBackendModel) string { return m.ID.ValueString() }
