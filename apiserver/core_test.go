@@ -162,3 +162,22 @@ func TestAdminEndpointsNeedTheAdminToken(t *testing.T) {
 	c := newTC(t)
 	c.fails(403, "ERR_203", "POST", "/_admin/accounts", map[string]any{"name": "x"})
 }
+
+func TestCORSPreflight(t *testing.T) {
+	c := newTC(t)
+	r := c.req("OPTIONS", "/api_keys/ak_2Ajx5GWqUPMFdbJPdrVk8pOL6Ue", nil,
+		"Origin", "https://console.example.com", "Access-Control-Request-Method", "PATCH",
+		"Access-Control-Request-Headers", "authorization, service-version", "Authorization", "", "Service-Version", "")
+	equal(t, "status", r.status, 204)
+	equal(t, "origin", r.header.Get("Access-Control-Allow-Origin"), "https://console.example.com")
+	equal(t, "methods", r.header.Get("Access-Control-Allow-Methods"), "GET, PATCH, DELETE")
+	equal(t, "headers", r.header.Get("Access-Control-Allow-Headers"), "authorization, service-version")
+	equal(t, "credentials", r.header.Get("Access-Control-Allow-Credentials"), "true")
+	equal(t, "max age", r.header.Get("Access-Control-Max-Age"), "600")
+	r = c.req("OPTIONS", "/api_keys", nil, "Origin", "https://x.example", "Access-Control-Request-Method", "POST")
+	equal(t, "collection methods", r.header.Get("Access-Control-Allow-Methods"), "GET, POST")
+	r = c.req("OPTIONS", "/nope", nil, "Origin", "https://x.example", "Access-Control-Request-Method", "GET")
+	equal(t, "unknown path", r.status, 404)
+	r = c.req("GET", "/api_keys", nil, "Origin", "https://x.example")
+	equal(t, "simple request origin", r.header.Get("Access-Control-Allow-Origin"), "https://x.example")
+}
