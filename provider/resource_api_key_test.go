@@ -104,3 +104,15 @@ func TestAccAPIKeyValidation(t *testing.T) {
 		},
 	})
 }
+
+func TestAccOwnerMustBeAnID(t *testing.T) {
+	env := newAccEnv(t)
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories,
+		Steps: []resource.TestStep{{
+			Config:      env.config(`resource "warren_tunnel_credential" "t" { owner_id = "someone@example.com" }`),
+			PlanOnly:    true,
+			ExpectError: regexp.MustCompile(`must be a user ID`),
+		}},
+	})
+}

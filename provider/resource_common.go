@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -164,12 +167,16 @@ func metadataAttribute() schema.StringAttribute {
 // ownerAttribute is the principal that owns a key or credential; it cannot change.
 func ownerAttribute() schema.StringAttribute {
 	return schema.StringAttribute{
-		MarkdownDescription: "ID of the user or service user that owns it. Defaults to the owner of the provider's API key; only admins may name another owner. Changing it forces a new object.",
+		MarkdownDescription: "ID of the user (`usr_…`) or service user (`service_…`) that owns it. Defaults to the owner of the provider's API key; only admins may name another owner. Changing it forces a new object.",
 		Optional:            true,
 		Computed:            true,
 		PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace(), stringplanmodifier.UseStateForUnknown()},
+		// The API also takes a user's email, but answers with the ID: state would never match.
+		Validators: []validator.String{stringvalidator.RegexMatches(ownerIDPattern, "must be a user ID (usr_…) or a service user ID (service_…)")},
 	}
 }
+
+var ownerIDPattern = regexp.MustCompile(`^(usr|service)_[0-9A-Za-z]{27}$`)
 
 // tokenAttribute is a token the API returns only when it creates the object: kept in state
 // from then on, null after an import.
