@@ -53,9 +53,10 @@ func TestPragmas(t *testing.T) {
 		{true, "query_only", "1"},
 		{true, "foreign_keys", "1"},
 	} {
-		db, pool := s.write, "write"
+		write, read := s.DB()
+		db, pool := write, "write"
 		if c.read {
-			db, pool = s.read, "read"
+			db, pool = read, "read"
 		}
 		var got string
 		if err := db.QueryRow("PRAGMA " + c.pragma).Scan(&got); err != nil {
@@ -175,7 +176,8 @@ func TestCrash(t *testing.T) {
 		checkStored(t, s, id)
 	}
 	var check string
-	if err := s.read.QueryRow("PRAGMA integrity_check").Scan(&check); err != nil || check != "ok" {
+	_, read := s.DB()
+	if err := read.QueryRow("PRAGMA integrity_check").Scan(&check); err != nil || check != "ok" {
 		t.Errorf("integrity_check: %s %v", check, err)
 	}
 	t.Logf("%d acknowledged writes survived", len(acked))

@@ -1,0 +1,337 @@
+// Package sqlstore implements store.Store on database/sql, for every SQL database the
+// server supports: the schema and the queries are the same, and a Dialect holds what differs
+// (placeholders, JSON aggregation, transaction options, which errors mean "run it again").
+//
+// Every object is a row of objects; its unique keys and refs are rows of unique_keys and refs.
+// "Does the ref exist" and "is this still referenced" are checked explicitly inside the
+// transaction, so the errors are precise; the foreign key on refs.to_id is a backstop.
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
+)
+
+// Dialect is what one database does its own way.
+type Dialect struct {
+	// Numbered turns the ? placeholders into $1, $2 … (PostgreSQL).
+	Numbered bool
+	// JSONArray aggregates a column of one subquery into a JSON array of strings, "[]" when
+	// there are no rows; %s is the column.
+	JSONArray string
+	// ReadOptions and WriteOptions begin read-only and read-write transactions.
+	ReadOptions, WriteOptions sql.TxOptions
+	// Retryable reports whether a failed write transaction may succeed when run again
+	// (a serialization failure or a deadlock); nil when the database never asks for that.
+	Retryable func(error) bool
+}
+
+// rebind adapts a query written with ? placeholders.
+func (d *Dialect) rebind(query string) string {
+	if !d.Numbered {
+		return query
+	}
+	var b strings.Builder
+	n := 0
+	for _, c := range query {
+		if c == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// Store is a store.Store on a SQL database. Writes go through write and reads through read,
+// which may be the same pool.
+type Store struct {
+	write, read *sql.DB
+	dialect     Dialect
+}
+
+var _ store.Store = (*Store)(nil)
+
+// DB returns the pools, for checks particular to one database (its settings, its integrity).
+func (s *Store) DB() (write, read *sql.DB) { return s.write, s.read }
+
+// New returns a Store on already migrated databases.
+func New(write, read *sql.DB, d Dialect) *Store {
+	return &Store{write: write, read: read, dialect: d}
+}
+
+// Read implements store.Store.
+func (s *Store) Read(ctx context.Context, fn func(store.Tx) error) error {
+	return s.run(ctx, s.read, &s.dialect.ReadOptions, fn)
+}
+
+// Write implements store.Store. A transaction the database aborted for a serialization
+// conflict (Dialect.Retryable) runs again, a bounded number of times.
+func (s *Store) Write(ctx context.Context, fn func(store.Tx) error) error {
+	for attempt := 1; ; attempt++ {
+		err := s.run(ctx, s.write, &s.dialect.WriteOptions, fn)
+		if err == nil || s.dialect.Retryable == nil || !s.dialect.Retryable(err) || attempt == maxAttempts {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(rand.IntN(attempt*5)+1) * time.Millisecond):
+		}
+	}
+}
+
+// maxAttempts bounds the retries of a write transaction.
+const maxAttempts = 50
+
+// Close implements store.Store.
+func (s *Store) Close() error {
+	if s.read == s.write {
+		return s.write.Close()
+	}
+	return errors.Join(s.read.Close(), s.write.Close())
+}
+
+func (s *Store) run(ctx context.Context, db *sql.DB, opts *sql.TxOptions, fn func(store.Tx) error) error {
+	t, err := db.BeginTx(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer t.Rollback() // undoes everything when fn fails or panics; a no-op after Commit
+	if err := fn(&tx{tx: t, d: &s.dialect}); err != nil {
+		return err
+	}
+	return t.Commit()
+}
+
+type tx struct {
+	tx *sql.Tx
+	d  *Dialect
+}
+
+// columns reads an object with its unique keys and refs as JSON arrays, in one query.
+func (t *tx) columns() string {
+	return `SELECT o.id, o.kind, o.account_id, o.parent_id, o.doc, o.secret,
+	(SELECT ` + fmt.Sprintf(t.d.JSONArray, "key") + ` FROM unique_keys WHERE object_id = o.id),
+	(SELECT ` + fmt.Sprintf(t.d.JSONArray, "to_id") + ` FROM refs WHERE from_id = o.id)
+FROM objects o `
+}
+
+func (t *tx) query(ctx context.Context, tail string, args ...any) ([]*store.Object, error) {
+	rows, err := t.tx.QueryContext(ctx, t.d.rebind(t.columns()+tail), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var objs []*store.Object
+	for rows.Next() {
+		o := new(store.Object)
+		var keys, refs string
+		if err := rows.Scan(&o.ID, &o.Kind, &o.AccountID, &o.ParentID, &o.Doc, &o.Secret, &keys, &refs); err != nil {
+			return nil, err
+		}
+		if o.UniqueKeys, err = decodeSet(keys); err != nil {
+			return nil, err
+		}
+		if o.Refs, err = decodeSet(refs); err != nil {
+			return nil, err
+		}
+		objs = append(objs, o)
+	}
+	return objs, rows.Err()
+}
+
+func (t *tx) queryOne(ctx context.Context, tail string, args ...any) (*store.Object, error) {
+	objs, err := t.query(ctx, tail, args...)
+	if err != nil {
+		return nil, err
+	}
+	if len(objs) == 0 {
+		return nil, store.ErrNotFound
+	}
+	return objs[0], nil
+}
+
+// decodeSet decodes a JSON array of strings into a sorted slice, nil when empty.
+func decodeSet(js string) ([]string, error) {
+	var s []string
+	if err := json.Unmarshal([]byte(js), &s); err != nil || len(s) == 0 {
+		return nil, err
+	}
+	slices.Sort(s)
+	return s, nil
+}
+
+func (t *tx) Get(ctx context.Context, kind, id string) (*store.Object, error) {
+	return t.queryOne(ctx, "WHERE o.id = ? AND o.kind = ?", id, kind)
+}
+
+func (t *tx) List(ctx context.Context, q store.ListQuery) ([]*store.Object, error) {
+	tail := "WHERE o.account_id = ? AND o.kind = ? AND o.parent_id = ?"
+	args := []any{q.AccountID, q.Kind, q.ParentID}
+	if q.BeforeID != "" {
+		tail += " AND o.id < ?"
+		args = append(args, q.BeforeID)
+	}
+	tail += " ORDER BY o.id DESC"
+	if q.Limit > 0 {
+		tail += " LIMIT ?"
+		args = append(args, q.Limit)
+	}
+	return t.query(ctx, tail, args...)
+}
+
+func (t *tx) Referrers(ctx context.Context, id string) ([]*store.Object, error) {
+	return t.query(ctx, "JOIN refs r ON r.from_id = o.id WHERE r.to_id = ? ORDER BY r.from_id DESC", id)
+}
+
+func (t *tx) Lookup(ctx context.Context, uniqueKey string) (*store.Object, error) {
+	return t.queryOne(ctx, "JOIN unique_keys u ON u.object_id = o.id WHERE u.key = ?", uniqueKey)
+}
+
+func (t *tx) Count(ctx context.Context, kind, accountID string) (int, error) {
+	var n int
+	err := t.tx.QueryRowContext(ctx,
+		t.d.rebind("SELECT count(*) FROM objects WHERE account_id = ? AND kind = ?"), accountID, kind).Scan(&n)
+	return n, err
+}
+
+func (t *tx) Insert(ctx context.Context, o *store.Object) error {
+	return t.atomic(ctx, func() error {
+		n, err := t.exec(ctx, `INSERT INTO objects (id, kind, account_id, parent_id, doc, secret)
+			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+			o.ID, o.Kind, o.AccountID, o.ParentID, o.Doc, o.Secret)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return fmt.Errorf("%w: %s", store.ErrExists, o.ID)
+		}
+		return t.claim(ctx, o)
+	})
+}
+
+func (t *tx) Update(ctx context.Context, o *store.Object) error {
+	return t.atomic(ctx, func() error {
+		n, err := t.exec(ctx, "UPDATE objects SET doc = ?, secret = ? WHERE id = ? AND kind = ?",
+			o.Doc, o.Secret, o.ID, o.Kind)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return fmt.Errorf("%w: %s %s", store.ErrNotFound, o.Kind, o.ID)
+		}
+		if _, err := t.exec(ctx, "DELETE FROM unique_keys WHERE object_id = ?", o.ID); err != nil {
+			return err
+		}
+		if _, err := t.exec(ctx, "DELETE FROM refs WHERE from_id = ?", o.ID); err != nil {
+			return err
+		}
+		return t.claim(ctx, o)
+	})
+}
+
+// claim records the unique keys and refs of o, which holds none yet.
+func (t *tx) claim(ctx context.Context, o *store.Object) error {
+	for _, key := range set(o.UniqueKeys) {
+		n, err := t.exec(ctx, "INSERT INTO unique_keys (key, object_id) VALUES (?, ?) ON CONFLICT (key) DO NOTHING", key, o.ID)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			var holder string
+			if err := t.tx.QueryRowContext(ctx, t.d.rebind("SELECT object_id FROM unique_keys WHERE key = ?"), key).Scan(&holder); err != nil {
+				return err
+			}
+			return &store.DuplicateError{Key: key, HolderID: holder}
+		}
+	}
+	for _, ref := range set(o.Refs) {
+		// Inserts nothing when ref names no object, which tells the missing ref apart from
+		// the foreign-key error that would otherwise name none.
+		n, err := t.exec(ctx, "INSERT INTO refs (from_id, to_id) SELECT ?, id FROM objects WHERE id = ?", o.ID, ref)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return fmt.Errorf("%w: ref %s", store.ErrNotFound, ref)
+		}
+	}
+	return nil
+}
+
+// set returns s sorted without duplicates, leaving the caller's slice alone.
+func set(s []string) []string {
+	return slices.Compact(slices.Sorted(slices.Values(s)))
+}
+
+func (t *tx) Delete(ctx context.Context, kind, id string) error {
+	rows, err := t.tx.QueryContext(ctx, t.d.rebind(`SELECT r.from_id FROM refs r JOIN objects o ON o.id = r.to_id
+		WHERE r.to_id = ? AND o.kind = ? ORDER BY r.from_id DESC`), id, kind)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var referrers []string
+	for rows.Next() {
+		var from string
+		if err := rows.Scan(&from); err != nil {
+			return err
+		}
+		referrers = append(referrers, from)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(referrers) > 0 {
+		return &store.ReferencedError{ID: id, ReferrerIDs: referrers}
+	}
+	// One statement, so no savepoint: its cascades to keys and refs are atomic with it.
+	n, err := t.exec(ctx, "DELETE FROM objects WHERE id = ? AND kind = ?", id, kind)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return fmt.Errorf("%w: %s %s", store.ErrNotFound, kind, id)
+	}
+	return nil
+}
+
+func (t *tx) exec(ctx context.Context, query string, args ...any) (int64, error) {
+	res, err := t.tx.ExecContext(ctx, t.d.rebind(query), args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// atomic runs fn under a savepoint so that a failed Insert or Update leaves no partial change
+// behind, even when the caller handles the error and commits the transaction.
+func (t *tx) atomic(ctx context.Context, fn func() error) error {
+	if _, err := t.tx.ExecContext(ctx, "SAVEPOINT op"); err != nil {
+		return err
+	}
+	if err := fn(); err != nil {
+		_, rerr := t.tx.ExecContext(ctx, "ROLLBACK TO op")
+		if rerr == nil {
+			_, rerr = t.tx.ExecContext(ctx, "RELEASE op")
+		}
+		if rerr != nil {
+			return errors.Join(err, rerr)
+		}
+		return err
+	}
+	_, err := t.tx.ExecContext(ctx, "RELEASE op")
+	return err
+}
