@@ -15,7 +15,16 @@ require (
 
 require github.com/hashicorp/terraform-plugin-framework-validators v0.19.0
 
-require golang.org/x/time v0.16.0
+require (
+	github.com/jackc/pgx/v5 v5.12.0
+	golang.org/x/time v0.16.0
+)
+
+require (
+	github.com/jackc/pgpassfile v1.0.0 // indirect
+	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	github.com/jackc/puddle/v2 v2.2.3 // indirect
+)
 
 require (
 	github.com/agext/levenshtein v1.2.3 // indirect
@@ -97,7 +106,7 @@ require (
 	// newest one it serves.
 	golang.org/x/exp v0.0.0-20261014143641-f0251eb4aa3e // indirect
 	golang.org/x/mod v0.42.0 // indirect
-	golang.org/x/net v0.61.0 // indirect
+	golang.org/x/net v0.61.0
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect

@@ -42,6 +42,11 @@ func (s *Server) bootstrap(ctx context.Context) (generated string, err error) {
 		_, _, err = s.insertGrant(ctx, tx, account.ID, "admin@localhost", api.RoleAdmin, token)
 		return err
 	})
+	// Another replica sharing the database bootstrapped it first: nothing left to do.
+	var dup *store.DuplicateError
+	if errors.As(err, &dup) && dup.Key == BootstrapAccountKey {
+		return "", nil
+	}
 	return generated, err
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"strconv"
@@ -18,6 +19,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store/postgres"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sqlite"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 )
@@ -72,7 +75,7 @@ func parseFlags() config {
 		fs.StringVar(p, name, def, help+" ["+env+"]")
 	}
 	str(&cfg.listen, "listen", "WARREN_LISTEN", "127.0.0.1:8080", "address to listen on")
-	str(&cfg.database, "database", "WARREN_DATABASE", "warren.db", "path of the embedded SQLite database file (created when missing)")
+	str(&cfg.database, "database", "WARREN_DATABASE", "warren.db", "the embedded SQLite database file (created when missing), or a postgres:// URL to share one PostgreSQL database between replicas")
 	str(&cfg.baseURL, "base-url", "WARREN_BASE_URL", "", "URL clients reach the server at, used in uri members (default http://<listen address>)")
 	str(&cfg.bootstrapAPIKey, "bootstrap-api-key", "WARREN_BOOTSTRAP_API_KEY", "", "token of the admin API key created on an empty database (default: generate one and print it once)")
 	str(&cfg.adminToken, "admin-token", "WARREN_ADMIN_TOKEN", "", "bearer token of the operator endpoints under /_admin/ (off when empty)")
@@ -112,7 +115,7 @@ func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	db, err := sqlite.Open(ctx, cfg.database)
+	db, where, err := openStore(ctx, cfg.database)
 	if err != nil {
 		return err
 	}
@@ -151,7 +154,7 @@ func run() error {
 	httpServer := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- httpServer.Serve(listener) }()
-	log.Info("listening", zap.String("address", listener.Addr().String()), zap.String("base_url", cfg.baseURL), zap.String("database", cfg.database), zap.String("version", version))
+	log.Info("listening", zap.String("address", listener.Addr().String()), zap.String("base_url", cfg.baseURL), zap.String("database", where), zap.String("version", version))
 
 	select {
 	case err := <-errc:
@@ -179,4 +182,19 @@ func parsePortRange(s string) (minPort, maxPort int, err error) {
 		return 0, 0, fmt.Errorf("--tcp-addr-ports %q is not a port range such as 10000-60000", s)
 	}
 	return minPort, maxPort, nil
+}
+
+// openStore opens the store that --database names: a postgres:// (or postgresql://) URL, or
+// else a SQLite file. It also returns how to name it in logs, without a password.
+func openStore(ctx context.Context, database string) (store.Store, string, error) {
+	if strings.HasPrefix(database, "postgres://") || strings.HasPrefix(database, "postgresql://") {
+		u, err := url.Parse(database)
+		if err != nil {
+			return nil, "", fmt.Errorf("--database: %w", err)
+		}
+		db, err := postgres.Open(ctx, database)
+		return db, u.Redacted(), err
+	}
+	db, err := sqlite.Open(ctx, database)
+	return db, database, err
 }

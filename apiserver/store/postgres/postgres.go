@@ -1,0 +1,75 @@
+// Package postgres implements store.Store on PostgreSQL through pgx, so that several
+// stateless server replicas can share one database.
+//
+// It runs the same queries as the SQLite store (package sqlstore). Write transactions are
+// SERIALIZABLE: PostgreSQL aborts one of two conflicting transactions, and Write runs the
+// aborted one again. Nothing is cached in the process, since other replicas write too.
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	"github.com/pressly/goose/v3"
+
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sqlstore"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Store is a store.Store on a PostgreSQL database.
+type Store = sqlstore.Store
+
+var dialect = sqlstore.Dialect{
+	Numbered:     true,
+	JSONArray:    "coalesce(json_agg(%s), '[]')::text",
+	ReadOptions:  sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},
+	WriteOptions: sql.TxOptions{Isolation: sql.LevelSerializable},
+	Retryable:    retryable,
+}
+
+// retryable: a serialization failure or a deadlock; running the transaction again may pass.
+func retryable(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01")
+}
+
+// Open connects to the database at dsn (a postgres:// URL or a key=value string) and
+// migrates it to the current schema.
+func Open(ctx context.Context, dsn string) (*Store, error) {
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: open: %w", err)
+	}
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("postgres: connect: %w", err)
+	}
+	if err := migrate(ctx, db); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return sqlstore.New(db, db, dialect), nil
+}
+
+func migrate(ctx context.Context, db *sql.DB) error {
+	fsys, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return err
+	}
+	p, err := goose.NewProvider(goose.DialectPostgres, db, fsys, goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		return fmt.Errorf("postgres: migrations: %w", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("postgres: migrate: %w", err)
+	}
+	return nil
+}
