@@ -16,14 +16,30 @@ import (
 )
 
 // The ephemeral resources are surfaced through the echo provider (a test-only provider that
-// copies its configuration into state), so the test can see what Open returned. After the
-// run, Close must have deleted the object again.
+// copies its configuration into state), so the test can see what Open returned. A list data
+// source read during the same run proves the object existed then; once the test is over,
+// Close must have deleted every object the runs opened (each plan and apply opens its own).
+
+const ephemeralFilter = `obj.description == "one run"`
 
 func TestAccEphemeralAPIKey(t *testing.T) {
 	env := newAccEnv(t)
-	testEphemeral(t, env, `
+	// The key is the credential of a second provider configuration: reading through it
+	// proves the key works during the run.
+	testEphemeral(t, env, fmt.Sprintf(`
 ephemeral "warren_api_key" "run" {
   description = "one run"
+}
+
+provider "warren" {
+  alias   = "run"
+  api_url = %q
+  api_key = ephemeral.warren_api_key.run.token
+}
+
+data "warren_api_keys" "run" {
+  provider = warren.run
+  filter   = %q
 }
 
 provider "echo" {
@@ -31,18 +47,23 @@ provider "echo" {
 }
 
 resource "echo" "out" {}
-`, "ak_", func(ctx context.Context, id string) error {
-		_, err := env.client.APIKeys.Get(ctx, id)
-		return err
+`, env.srv.URL, ephemeralFilter), "data.warren_api_keys.run", "api_keys", "ak_", func(ctx context.Context) (int, error) {
+		keys, err := env.client.APIKeys.List(ctx, client.ListOptions{Filter: ephemeralFilter})
+		return len(keys), err
 	})
 }
 
 func TestAccEphemeralTunnelCredential(t *testing.T) {
 	env := newAccEnv(t)
-	testEphemeral(t, env, `
+	testEphemeral(t, env, fmt.Sprintf(`
 ephemeral "warren_tunnel_credential" "run" {
   description = "one run"
   acl         = ["bind:ci.example.com"]
+}
+
+data "warren_tunnel_credentials" "run" {
+  filter     = %q
+  depends_on = [ephemeral.warren_tunnel_credential.run]
 }
 
 provider "echo" {
@@ -50,16 +71,15 @@ provider "echo" {
 }
 
 resource "echo" "out" {}
-`, "cr_", func(ctx context.Context, id string) error {
-		_, err := env.client.Credentials.Get(ctx, id)
-		return err
+`, ephemeralFilter), "data.warren_tunnel_credentials.run", "tunnel_credentials", "cr_", func(ctx context.Context) (int, error) {
+		creds, err := env.client.Credentials.List(ctx, client.ListOptions{Filter: ephemeralFilter})
+		return len(creds), err
 	})
 }
 
-// testEphemeral applies cfg, checks the echoed id and token, and checks that every object
-// Open created during the run has been deleted by Close.
-func testEphemeral(t *testing.T, env *accEnv, cfg, prefix string, get func(context.Context, string) error) {
-	var seen []string
+// testEphemeral applies cfg and checks the echoed id and token, that the list data source
+// at dataAddr saw exactly one object during the run, and that none is left afterwards.
+func testEphemeral(t *testing.T, env *accEnv, cfg, dataAddr, member, prefix string, left func(context.Context) (int, error)) {
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: providerFactories,
 		Steps: []resource.TestStep{{
@@ -67,22 +87,16 @@ func testEphemeral(t *testing.T, env *accEnv, cfg, prefix string, get func(conte
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownValue("echo.out", tfjsonpath.New("data").AtMapKey("id"), knownvalue.StringRegexp(regexp.MustCompile("^"+prefix))),
 				statecheck.ExpectKnownValue("echo.out", tfjsonpath.New("data").AtMapKey("token"), knownvalue.StringRegexp(regexp.MustCompile(`^[0-9A-Za-z]{27}_[0-9A-Za-z]{21}$`))),
-			},
-			Check: func(s *terraform.State) error {
-				seen = append(seen, s.RootModule().Resources["echo.out"].Primary.Attributes["data.id"])
-				return nil
+				statecheck.ExpectKnownValue(dataAddr, tfjsonpath.New(member), knownvalue.ListSizeExact(1)),
+				statecheck.ExpectKnownValue(dataAddr, tfjsonpath.New(member).AtSliceIndex(0).AtMapKey("id"), knownvalue.StringRegexp(regexp.MustCompile("^"+prefix))),
 			},
 		}},
 		CheckDestroy: func(*terraform.State) error {
-			for _, id := range seen {
-				if err := get(context.Background(), id); !client.IsNotFound(err) {
-					return fmt.Errorf("ephemeral object %s was not deleted on close (get: %v)", id, err)
-				}
+			n, err := left(context.Background())
+			if err == nil && n > 0 {
+				err = fmt.Errorf("%d ephemeral objects were not deleted on close", n)
 			}
-			if len(seen) == 0 {
-				return fmt.Errorf("no ephemeral object was seen")
-			}
-			return nil
+			return err
 		},
 	})
 }

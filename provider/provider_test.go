@@ -129,3 +129,59 @@ func sameAs(want, got string) error {
 	}
 	return nil
 }
+
+// TestProviderSchemas asks the provider for every schema, as Terraform does first: the
+// framework validates each one (attribute names, defaults on computed attributes …).
+func TestProviderSchemas(t *testing.T) {
+	server, err := providerFactories["warren"]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := server.GetProviderSchema(context.Background(), &tfprotov6.GetProviderSchemaRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range resp.Diagnostics {
+		t.Errorf("%s: %s", d.Summary, d.Detail)
+	}
+	// Every resource can be read back by a data source of the same name.
+	for name := range resp.ResourceSchemas {
+		if resp.DataSourceSchemas[name] == nil {
+			t.Errorf("resource %s has no data source", name)
+		}
+	}
+	if len(resp.ResourceSchemas) == 0 || len(resp.EphemeralResourceSchemas) != 2 {
+		t.Errorf("%d resources, %d ephemeral resources", len(resp.ResourceSchemas), len(resp.EphemeralResourceSchemas))
+	}
+}
+
+// TestAccProviderConfig covers where the provider finds its settings: the provider block,
+// the environment, neither (a clear error), and a key the server refuses. It changes the
+// environment, so it does not run in parallel.
+func TestAccProviderConfig(t *testing.T) {
+	env := newAccEnv(t)
+	const user = `resource "warren_service_user" "test" { name = "from-env" }`
+	t.Setenv("WARREN_API_URL", "")
+	t.Setenv("WARREN_API_KEY", "")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories,
+		CheckDestroy:             checkDestroyed("warren_service_user", getter(env.client.ServiceUsers.Get)),
+		Steps: []resource.TestStep{
+			{
+				Config:      user,
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`(?s)Missing Warren API URL.*Missing Warren API key`),
+			},
+			{
+				PreConfig:   func() { t.Setenv("WARREN_API_URL", env.srv.URL); t.Setenv("WARREN_API_KEY", "notarealtoken") },
+				Config:      user,
+				ExpectError: regexp.MustCompile(`ERR_202`),
+			},
+			{
+				PreConfig:         func() { t.Setenv("WARREN_API_KEY", env.apiKey) },
+				Config:            user,
+				ConfigStateChecks: []statecheck.StateCheck{stateValue("warren_service_user.test", "id", idPattern("service_"))},
+			},
+		},
+	})
+}

@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
-
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -20,6 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/client"
+	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 	"github.com/warrenhq/terraform-provider-warren/provider/validators"
 )
@@ -172,11 +170,14 @@ func ownerAttribute() schema.StringAttribute {
 		Computed:            true,
 		PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace(), stringplanmodifier.UseStateForUnknown()},
 		// The API also takes a user's email, but answers with the ID: state would never match.
-		Validators: []validator.String{stringvalidator.RegexMatches(ownerIDPattern, "must be a user ID (usr_…) or a service user ID (service_…)")},
+		Validators: []validator.String{validators.String("must be a user ID (usr_…) or a service user ID (service_…)", func(s string) error {
+			if ids.Valid(s, ids.User) || ids.Valid(s, ids.ServiceUser) {
+				return nil
+			}
+			return fmt.Errorf("%q must be a user ID (usr_…) or a service user ID (service_…)", s)
+		})},
 	}
 }
-
-var ownerIDPattern = regexp.MustCompile(`^(usr|service)_[0-9A-Za-z]{27}$`)
 
 // tokenAttribute is a token the API returns only when it creates the object: kept in state
 // from then on, null after an import.

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
@@ -53,7 +54,7 @@ func (r *serviceUserResource) Schema(_ context.Context, _ resource.SchemaRequest
 			"name": schema.StringAttribute{
 				MarkdownDescription: "Name of the service user, unique in the account.",
 				Required:            true,
-				Validators:          []validator.String{validators.String("must be a non-empty name of at most 255 bytes", rules.ServiceUserName)},
+				Validators:          []validator.String{validators.String(fmt.Sprintf("must be a non-empty name of at most %d bytes", rules.MaxNameBytes), rules.ServiceUserName)},
 			},
 			"active": schema.BoolAttribute{
 				MarkdownDescription: "Whether the service user's keys may be used. Defaults to `true`.",

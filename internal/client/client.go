@@ -78,12 +78,14 @@ func New(cfg Config) *Client {
 		SetRetryWaitTime(250 * time.Millisecond).
 		SetRetryMaxWaitTime(cfg.MaxBackoff).
 		SetRetryAfter(retryAfter(cfg.MaxBackoff)).
+		// Only 429 and 503 are retried, and they mean the server did not act. A failed
+		// connection is not retried (this condition overrides resty's default): the request may
+		// have reached the server, and creates are not idempotent.
 		AddRetryCondition(func(r *resty.Response, err error) bool {
 			return err == nil && (r.StatusCode() == http.StatusTooManyRequests || r.StatusCode() == http.StatusServiceUnavailable)
-		})
-	// Only the conditions above retry: a failed connection may have reached the server, and
-	// creates are not idempotent.
-	hc.SetRetryResetReaders(true)
+		}).
+		// Every error is returned to the caller; resty's own stderr lines would only repeat them.
+		SetLogger(quietLogger{})
 	c := &Client{http: hc}
 	c.APIKeys = collection[api.APIKey, api.APIKeyCreate, api.APIKeyUpdate](c, "/api_keys", "keys")
 	c.Credentials = collection[api.Credential, api.CredentialCreate, api.CredentialUpdate](c, "/credentials", "credentials")
@@ -118,10 +120,20 @@ func retryAfter(limit time.Duration) resty.RetryAfterFunc {
 			wait = time.Duration(secs) * time.Second
 		} else if at, err := http.ParseTime(v); err == nil {
 			wait = time.Until(at)
+		} else {
+			return 0, nil // unreadable: back off as without the header
 		}
+		// Zero means "no advice" to resty, so "retry now" becomes the shortest wait.
 		return min(max(wait, time.Millisecond), limit), nil
 	}
 }
+
+// quietLogger discards resty's log lines.
+type quietLogger struct{}
+
+func (quietLogger) Errorf(string, ...any) {}
+func (quietLogger) Warnf(string, ...any)  {}
+func (quietLogger) Debugf(string, ...any) {}
 
 // Error is an API error answer.
 type Error struct {

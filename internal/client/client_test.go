@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -88,15 +90,130 @@ func TestRetriesHonourRetryAfter(t *testing.T) {
 }
 
 func TestNoRetryOnOtherErrors(t *testing.T) {
-	var calls atomic.Int32
+	for _, status := range []int{400, 403, 404, 409, 500, 502} {
+		var calls atomic.Int32
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			calls.Add(1)
+			w.WriteHeader(status)
+			fmt.Fprintf(w, `{"status_code":%d,"msg":"no","details":{}}`, status)
+		}))
+		c := client.New(client.Config{BaseURL: srv.URL})
+		if _, err := c.APIKeys.Create(context.Background(), api.APIKeyCreate{}); err == nil || calls.Load() != 1 {
+			t.Errorf("status %d: err = %v after %d calls, want one call", status, err, calls.Load())
+		}
+		srv.Close()
+	}
+}
+
+// A retried POST sends the same body again.
+func TestRetryResendsTheBody(t *testing.T) {
+	var bodies []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		calls.Add(1)
-		w.WriteHeader(500)
+		b, _ := io.ReadAll(r.Body)
+		bodies = append(bodies, r.Header.Get("Content-Type")+" "+string(b))
+		if len(bodies) == 1 {
+			w.Header().Set("Retry-After", "0")
+			w.WriteHeader(429)
+			return
+		}
+		w.WriteHeader(201)
+		fmt.Fprint(w, `{"id":"ak_1","token":"t"}`)
 	}))
 	defer srv.Close()
 	c := client.New(client.Config{BaseURL: srv.URL})
-	if _, err := c.APIKeys.Create(context.Background(), api.APIKeyCreate{}); err == nil || calls.Load() != 1 {
-		t.Fatalf("err = %v after %d calls, want one call", err, calls.Load())
+	key, err := c.APIKeys.Create(context.Background(), api.APIKeyCreate{Description: api.String("ci")})
+	if err != nil || key.ID != "ak_1" || *key.Token != "t" {
+		t.Fatalf("Create = %+v, %v", key, err)
+	}
+	want := `application/json {"description":"ci"}`
+	if len(bodies) != 2 || bodies[0] != want || bodies[1] != want {
+		t.Fatalf("bodies = %q, want twice %q", bodies, want)
+	}
+}
+
+// A request without a body sends no Content-Type; no request sends the key anywhere but
+// the Authorization header, and errors never show it.
+func TestNoBodyNoContentTypeAndNoLeakedKey(t *testing.T) {
+	var got *http.Request
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r
+		w.WriteHeader(403)
+		fmt.Fprint(w, `{"error_code":"ERR_203","status_code":403,"msg":"the API key is not valid","details":{"operation_id":"op_2"}}`)
+	}))
+	defer srv.Close()
+	c := client.New(client.Config{BaseURL: srv.URL, APIKey: "s3cr3t_key"})
+	_, err := c.SSHCertificateAuthorities.Get(context.Background(), "sshca_1")
+	if got.Header.Get("Content-Type") != "" || got.Method != "GET" || got.URL.Path != "/ssh_certificate_authorities/sshca_1" {
+		t.Errorf("request = %s %s, Content-Type %q", got.Method, got.URL, got.Header.Get("Content-Type"))
+	}
+	if err == nil || strings.Contains(err.Error(), "s3cr3t") || !strings.Contains(err.Error(), "ERR_203") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// TestPaging follows next_page_uri (absolute, as the server writes it) across three pages
+// and sends the filter and the limit on the first request.
+func TestPaging(t *testing.T) {
+	var requests []string
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests = append(requests, r.URL.RequestURI())
+		q := r.URL.Query()
+		if q.Get("limit") != "2" {
+			t.Errorf("request %s has no limit=2", r.URL)
+		}
+		// Items sv_1..sv_5, newest first: 5 4 | 3 2 | 1.
+		ids := map[string][]string{"": {"sv_5", "sv_4"}, "sv_4": {"sv_3", "sv_2"}, "sv_2": {"sv_1"}}[q.Get("before_id")]
+		var items []string
+		for _, id := range ids {
+			items = append(items, fmt.Sprintf(`{"id":%q,"name":%q,"active":true}`, id, id))
+		}
+		next := "null"
+		if len(ids) == 2 {
+			next = fmt.Sprintf(`"%s/service_users?before_id=%s&limit=2"`, srv.URL, ids[1])
+		}
+		fmt.Fprintf(w, `{"service_users":[%s],"uri":"%s/service_users","next_page_uri":%s}`, strings.Join(items, ","), srv.URL, next)
+	}))
+	defer srv.Close()
+	c := client.New(client.Config{BaseURL: srv.URL})
+	users, err := c.ServiceUsers.List(context.Background(), client.ListOptions{Filter: `obj.id != ""`, Limit: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, u := range users {
+		names = append(names, u.Name)
+	}
+	if strings.Join(names, " ") != "sv_5 sv_4 sv_3 sv_2 sv_1" {
+		t.Errorf("items = %v", names)
+	}
+	want := []string{"/service_users?filter=obj.id+%21%3D+%22%22&limit=2", "/service_users?before_id=sv_4&limit=2", "/service_users?before_id=sv_2&limit=2"}
+	if strings.Join(requests, " ") != strings.Join(want, " ") {
+		t.Errorf("requests = %q, want %q", requests, want)
+	}
+
+	// Stopping early fetches no further page.
+	requests = nil
+	for u, err := range c.ServiceUsers.All(context.Background(), client.ListOptions{Limit: 2}) {
+		if err != nil || u.ID != "sv_5" {
+			t.Fatalf("first item = %v, %v", u.ID, err)
+		}
+		break
+	}
+	if len(requests) != 1 {
+		t.Errorf("stopping after one item made %d requests", len(requests))
+	}
+}
+
+// A page whose member is missing (a wrong collection member) is an error, not an empty list.
+func TestPageWithoutMember(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `{"uri":"x","next_page_uri":null}`)
+	}))
+	defer srv.Close()
+	c := client.New(client.Config{BaseURL: srv.URL})
+	if _, err := c.APIKeys.List(context.Background(), client.ListOptions{}); err == nil {
+		t.Fatal("a page without its member decoded as empty")
 	}
 }
 
@@ -149,5 +266,23 @@ func TestAgainstTheServer(t *testing.T) {
 	}
 	if _, err := c.Credentials.Get(ctx, ids[0]); !client.IsNotFound(err) {
 		t.Fatalf("Get after delete = %v", err)
+	}
+}
+
+// When the retries run out, the last answer is the error.
+func TestRetriesRunOut(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.Header().Set("Retry-After", "0")
+		w.WriteHeader(429)
+		fmt.Fprint(w, `{"error_code":"ERR_226","status_code":429,"msg":"rate limited","details":{}}`)
+	}))
+	defer srv.Close()
+	c := client.New(client.Config{BaseURL: srv.URL, MaxRetries: 2})
+	_, err := c.Credentials.Get(context.Background(), "cr_1")
+	var apiErr *client.Error
+	if !errors.As(err, &apiErr) || apiErr.Code() != "ERR_226" || calls.Load() != 3 {
+		t.Fatalf("err = %v after %d calls, want ERR_226 after 3", err, calls.Load())
 	}
 }

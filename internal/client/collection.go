@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"iter"
 	"net/http"
 	"net/url"
@@ -49,9 +50,10 @@ type ListOptions struct {
 	Limit  int    // page size, 1..100; 0 for the server's default
 }
 
-// All iterates over every object of the list, following next_page_uri page by page.
-func (col *Collection[T, C, U]) All(ctx context.Context, opts ListOptions) iter.Seq2[T, error] {
-	return func(yield func(T, error) bool) {
+// Pages iterates over the pages of a list, newest objects first, following next_page_uri
+// (an absolute URL) until it is null.
+func (col *Collection[T, C, U]) Pages(ctx context.Context, opts ListOptions) iter.Seq2[[]T, error] {
+	return func(yield func([]T, error) bool) {
 		q := url.Values{}
 		if opts.Filter != "" {
 			q.Set("filter", opts.Filter)
@@ -64,18 +66,47 @@ func (col *Collection[T, C, U]) All(ctx context.Context, opts ListOptions) iter.
 			next += "?" + q.Encode()
 		}
 		for next != "" {
-			var page map[string]json.RawMessage
-			if err := col.c.do(ctx, http.MethodGet, next, nil, &page); err != nil {
-				var zero T
-				yield(zero, err)
+			items, nextURI, err := col.page(ctx, next)
+			if err == nil && nextURI == next {
+				err = fmt.Errorf("warren API: GET %s: next_page_uri points at the same page", next)
+			}
+			if err != nil {
+				yield(nil, err)
 				return
 			}
-			var items []T
-			var nextURI *string
-			err := json.Unmarshal(page[col.Member], &items)
-			if err == nil && page["next_page_uri"] != nil {
-				err = json.Unmarshal(page["next_page_uri"], &nextURI)
+			if !yield(items, nil) {
+				return
 			}
+			next = nextURI
+		}
+	}
+}
+
+// page fetches one page: its items and the next page's URL ("" on the last page).
+func (col *Collection[T, C, U]) page(ctx context.Context, uri string) ([]T, string, error) {
+	var page map[string]json.RawMessage
+	if err := col.c.do(ctx, http.MethodGet, uri, nil, &page); err != nil {
+		return nil, "", err
+	}
+	var items []T
+	var next *string
+	err := json.Unmarshal(page[col.Member], &items)
+	if err == nil && page["next_page_uri"] != nil {
+		err = json.Unmarshal(page["next_page_uri"], &next)
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("warren API: GET %s: decoding the page: %w", uri, err)
+	}
+	if next == nil {
+		return items, "", nil
+	}
+	return items, *next, nil // absolute: resty leaves absolute URLs alone
+}
+
+// All iterates over every object of the list, page after page.
+func (col *Collection[T, C, U]) All(ctx context.Context, opts ListOptions) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		for items, err := range col.Pages(ctx, opts) {
 			if err != nil {
 				var zero T
 				yield(zero, err)
@@ -85,10 +116,6 @@ func (col *Collection[T, C, U]) All(ctx context.Context, opts ListOptions) iter.
 				if !yield(item, nil) {
 					return
 				}
-			}
-			next = ""
-			if nextURI != nil {
-				next = *nextURI // absolute: resty leaves absolute URLs alone
 			}
 		}
 	}
