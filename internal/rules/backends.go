@@ -30,7 +30,7 @@ func Weights(weights map[string]int64) error {
 	}
 	for id, w := range weights {
 		if w < 0 || w > MaxWeight {
-			return violation("ERR_6512", "backends", "The weight %d of %s is outside 0..%d.", w, id, MaxWeight)
+			return violation("ERR_6512", "backends", "The weight %d of %s is outside 0..%d.", w, Quote(id), MaxWeight)
 		}
 	}
 	return nil
@@ -45,25 +45,28 @@ func FailoverChildren(ids []string) error {
 	for i, id := range ids {
 		for _, prev := range ids[:i] {
 			if prev == id {
-				return violation("ERR_215", "backends", "The backend %s is listed more than once.", id)
+				return violation("ERR_215", "backends", "The backend %s is listed more than once.", Quote(id))
 			}
 		}
 	}
 	return nil
 }
 
-// StaticAddress checks a static backend's host:port (ERR_6505 shape, ERR_6506 port,
-// ERR_6507 host).
+// StaticAddress checks a static backend's host:port (ERR_6505 shape or a control character,
+// ERR_6506 port, ERR_6507 host).
 func StaticAddress(address string) error {
+	if err := Identifier("ERR_6505", "address", address); err != nil {
+		return err
+	}
 	host, port, err := net.SplitHostPort(address)
 	if err != nil {
-		return violation("ERR_6505", "address", "The address %q must be host:port, e.g. 10.0.0.5:8080.", address)
+		return violation("ERR_6505", "address", "The address %s must be host:port, e.g. 10.0.0.5:8080.", Quote(address))
 	}
 	if host == "" {
-		return violation("ERR_6507", "address", "The address %q has no host.", address)
+		return violation("ERR_6507", "address", "The address %s has no host.", Quote(address))
 	}
 	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-		return violation("ERR_6506", "address", "The port of %q must be a number from 1 to 65535.", address)
+		return violation("ERR_6506", "address", "The port of %s must be a number from 1 to 65535.", Quote(address))
 	}
 	return nil
 }
@@ -80,11 +83,11 @@ func HTTPResponse(statusCode int64, body string, headers map[string]string) erro
 	seen := map[string]bool{}
 	for name, value := range headers {
 		if !httpguts.ValidHeaderFieldName(name) || !httpguts.ValidHeaderFieldValue(value) {
-			return violation("ERR_215", "headers", "The header %q: %q is not a valid HTTP header.", name, value)
+			return violation("ERR_215", "headers", "The header %s: %s is not a valid HTTP header.", Quote(name), Quote(value))
 		}
 		canonical := http.CanonicalHeaderKey(name)
 		if seen[canonical] {
-			return violation("ERR_215", "headers", "The header %q is given twice with different case.", name)
+			return violation("ERR_215", "headers", "The header %s is given twice with different case.", Quote(name))
 		}
 		seen[canonical] = true
 	}
@@ -92,20 +95,27 @@ func HTTPResponse(statusCode int64, body string, headers map[string]string) erro
 }
 
 // Labels checks tunnel-group labels: at most MaxLabels (ERR_6508), keys and values of 1 to
-// MaxTunnelLabelLength characters (ERR_6509/6510) without '=' (ERR_6531).
+// MaxTunnelLabelLength characters (ERR_6509/6510) without control characters (ERR_215) or
+// '=' (ERR_6531).
 func Labels(labels map[string]string) error {
 	if len(labels) > MaxLabels {
 		return violation("ERR_6508", "labels", "A tunnel group has at most %d labels.", MaxLabels)
 	}
 	for k, v := range labels {
 		if len(k) < 1 || len(k) > MaxTunnelLabelLength {
-			return violation("ERR_6509", "labels", "The label key %q must be 1 to %d characters long.", k, MaxTunnelLabelLength)
+			return violation("ERR_6509", "labels", "The label key %s must be 1 to %d characters long.", Quote(k), MaxTunnelLabelLength)
 		}
 		if len(v) < 1 || len(v) > MaxTunnelLabelLength {
-			return violation("ERR_6510", "labels", "The value of label %q must be 1 to %d characters long.", k, MaxTunnelLabelLength)
+			return violation("ERR_6510", "labels", "The value of label %s must be 1 to %d characters long.", Quote(k), MaxTunnelLabelLength)
+		}
+		if err := Identifier("ERR_215", "labels", k); err != nil {
+			return err
+		}
+		if err := Identifier("ERR_215", "labels", v); err != nil {
+			return err
 		}
 		if strings.Contains(k, "=") || strings.Contains(v, "=") {
-			return violation("ERR_6531", "labels", "The label %q=%q may not contain '='.", k, v)
+			return violation("ERR_6531", "labels", "The label %s=%s may not contain '='.", Quote(k), Quote(v))
 		}
 	}
 	return nil

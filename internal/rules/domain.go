@@ -42,7 +42,8 @@ const (
 )
 
 // NormalizeDomain is what the API does to a domain before it validates and stores it:
-// surrounding whitespace and one trailing dot removed, letters lowercased.
+// surrounding whitespace and one trailing dot removed, letters lowercased. A control
+// character inside the name is refused by ReservedDomain (ERR_406).
 func NormalizeDomain(domain string) string {
 	return strings.TrimSuffix(strings.ToLower(strings.TrimSpace(domain)), ".")
 }
@@ -52,7 +53,7 @@ func NormalizeDomain(domain string) string {
 // need it are skipped.
 func ReservedDomain(name, base string) error {
 	bad := func(code, format string, args ...any) error {
-		return violation(code, "domain", format+" Failed to reserve %q.", append(args, name)...)
+		return violation(code, "domain", format+" Failed to reserve %s.", append(args, Quote(name))...)
 	}
 	if name == "" {
 		return bad("ERR_448", "The domain is required: a fully qualified domain name such as app.example.com.")
@@ -85,15 +86,15 @@ func ReservedDomain(name, base string) error {
 		case len(label) > MaxLabelLength:
 			return bad("ERR_513", "The domain is not a valid DNS name: no label may be longer than %d characters.", MaxLabelLength)
 		case !alnum(label[0]):
-			return bad("ERR_407", "The label %q has an invalid first character; labels must begin with a-z, A-Z, 0-9 or '*'.", label)
+			return bad("ERR_407", "The label %s has an invalid first character; labels must begin with a-z, A-Z, 0-9 or '*'.", Quote(label))
 		case !alnum(label[len(label)-1]):
-			return bad("ERR_408", "The label %q has an invalid last character; labels must end with a-z, A-Z or 0-9.", label)
+			return bad("ERR_408", "The label %s has an invalid last character; labels must end with a-z, A-Z or 0-9.", Quote(label))
 		case strings.HasPrefix(label, "xn--"):
 			if _, err := idna.Punycode.ToUnicode(label); err != nil {
-				return bad("ERR_429", "The label %q is not valid punycode.", label)
+				return bad("ERR_429", "The label %s is not valid punycode.", Quote(label))
 			}
 		case len(label) >= 4 && label[2:4] == "--":
-			return bad("ERR_410", "The label %q has '--' in the third and fourth positions, which only 'xn--' (punycode) labels may have.", label)
+			return bad("ERR_410", "The label %s has '--' in the third and fourth positions, which only 'xn--' (punycode) labels may have.", Quote(label))
 		}
 	}
 	if len(labels) < 2 {
@@ -111,7 +112,7 @@ func ReservedDomain(name, base string) error {
 		return bad("ERR_404", "You may not reserve the service's own domain %s; reserve a name under it, such as app.%s.", base, base)
 	}
 	if picked, ok := strings.CutSuffix(name, "."+base); ok && len(picked) > MaxServiceNameLength {
-		return bad("ERR_423", "The name reserved under %s is limited to %d characters; %q has %d.", base, MaxServiceNameLength, picked, len(picked))
+		return bad("ERR_423", "The name reserved under %s is limited to %d characters; %s has %d.", base, MaxServiceNameLength, Quote(picked), len(picked))
 	}
 	return nil
 }
@@ -145,7 +146,7 @@ func AddrRegion(region string) error { return regionIn("ERR_500", region) }
 
 func regionIn(code, region string) error {
 	if !slices.Contains(Regions, region) {
-		return violation(code, "region", "The region %q is invalid; valid regions are %s.", region, strings.Join(Regions, ", "))
+		return violation(code, "region", "The region %s is invalid; valid regions are %s.", Quote(region), strings.Join(Regions, ", "))
 	}
 	return nil
 }
@@ -155,10 +156,10 @@ func regionIn(code, region string) error {
 func ResolvesTo(values []string) error {
 	for i, v := range values {
 		if !slices.Contains(ResolvesToValues, v) {
-			return violation("ERR_215", "resolves_to", "Invalid resolves_to value %q; valid values are %s.", v, strings.Join(ResolvesToValues, ", "))
+			return violation("ERR_215", "resolves_to", "Invalid resolves_to value %s; valid values are %s.", Quote(v), strings.Join(ResolvesToValues, ", "))
 		}
 		if slices.Contains(values[:i], v) {
-			return violation("ERR_456", "resolves_to", "The resolves_to value %q is given more than once.", v)
+			return violation("ERR_456", "resolves_to", "The resolves_to value %s is given more than once.", Quote(v))
 		}
 	}
 	return nil
@@ -177,10 +178,10 @@ func CertificateChoice(certificateID *string, policyGiven bool) error {
 // CertificateManagementPolicy checks a policy's values; "" takes the default.
 func CertificateManagementPolicy(authority, privateKeyType string) error {
 	if authority != "" && !slices.Contains(CertificateAuthorities, authority) {
-		return violation("ERR_435", "certificate_management_policy.authority", "Invalid certificate authority %q; valid authorities are %s.", authority, strings.Join(CertificateAuthorities, ", "))
+		return violation("ERR_435", "certificate_management_policy.authority", "Invalid certificate authority %s; valid authorities are %s.", Quote(authority), strings.Join(CertificateAuthorities, ", "))
 	}
 	if privateKeyType != "" && !slices.Contains(CertificateKeyTypes, privateKeyType) {
-		return violation("ERR_1909", "certificate_management_policy.private_key_type", "Invalid private key type %q; valid types are %s.", privateKeyType, strings.Join(CertificateKeyTypes, ", "))
+		return violation("ERR_1909", "certificate_management_policy.private_key_type", "Invalid private key type %s; valid types are %s.", Quote(privateKeyType), strings.Join(CertificateKeyTypes, ", "))
 	}
 	return nil
 }

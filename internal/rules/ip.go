@@ -29,16 +29,16 @@ func CIDR(cidr string) (string, error) {
 	}
 	if !strings.Contains(cidr, "/") {
 		if _, err := netip.ParseAddr(cidr); err == nil {
-			return "", violation("ERR_1413", "cidr", "The CIDR %q has no mask; write for example %s/%d.", cidr, cidr, netip.MustParseAddr(cidr).BitLen())
+			return "", violation("ERR_1413", "cidr", "The CIDR %s has no mask; write for example %s/%d.", Quote(cidr), cidr, netip.MustParseAddr(cidr).BitLen())
 		}
-		return "", violation("ERR_1406", "cidr", "%q is not a valid CIDR, e.g. 10.0.0.0/8 or 2001:db8::/32.", cidr)
+		return "", violation("ERR_1406", "cidr", "%s is not a valid CIDR, e.g. 10.0.0.0/8 or 2001:db8::/32.", Quote(cidr))
 	}
 	prefix, err := netip.ParsePrefix(cidr)
 	if err != nil {
-		return "", violation("ERR_1406", "cidr", "%q is not a valid CIDR, e.g. 10.0.0.0/8 or 2001:db8::/32.", cidr)
+		return "", violation("ERR_1406", "cidr", "%s is not a valid CIDR, e.g. 10.0.0.0/8 or 2001:db8::/32.", Quote(cidr))
 	}
 	if network := prefix.Masked(); network != prefix {
-		return "", violation("ERR_1409", "cidr", "The CIDR %q must use the lowest address of its range: use %s.", cidr, network)
+		return "", violation("ERR_1409", "cidr", "The CIDR %s must use the lowest address of its range: use %s.", Quote(cidr), network)
 	}
 	return prefix.String(), nil
 }
@@ -46,7 +46,7 @@ func CIDR(cidr string) (string, error) {
 // IPRuleAction checks a rule's action (ERR_1422).
 func IPRuleAction(action string) error {
 	if !slices.Contains(IPRuleActions, action) {
-		return violation("ERR_1422", "action", "The action must be 'allow' or 'deny', not %q.", action)
+		return violation("ERR_1422", "action", "The action must be 'allow' or 'deny', not %s.", Quote(action))
 	}
 	return nil
 }
@@ -54,7 +54,7 @@ func IPRuleAction(action string) error {
 // IPRestrictionType checks a restriction's type (ERR_215).
 func IPRestrictionType(kind string) error {
 	if !slices.Contains(IPRestrictionTypes, kind) {
-		return violation("ERR_215", "type", "The type must be one of %s, not %q.", strings.Join(IPRestrictionTypes, ", "), kind)
+		return violation("ERR_215", "type", "The type must be one of %s, not %s.", strings.Join(IPRestrictionTypes, ", "), Quote(kind))
 	}
 	return nil
 }

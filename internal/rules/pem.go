@@ -56,7 +56,7 @@ func TLSCertificate(certificatePEM, privateKeyPEM string) (*TLSCertificateUpload
 	}
 	for i := 0; i+1 < len(chain); i++ {
 		if err := chain[i].CheckSignatureFrom(chain[i+1]); err != nil {
-			return nil, violation("ERR_1926", "certificate_pem", "The certificate chain is out of order: certificate %d (%q) is not signed by certificate %d (%q): %v. Give the leaf first, then each issuer in turn.", i+1, chain[i].Subject.CommonName, i+2, chain[i+1].Subject.CommonName, err)
+			return nil, violation("ERR_1926", "certificate_pem", "The certificate chain is out of order: certificate %d (%s) is not signed by certificate %d (%s): %s. Give the leaf first, then each issuer in turn.", i+1, Quote(chain[i].Subject.CommonName), i+2, Quote(chain[i+1].Subject.CommonName), Clip(err.Error()))
 		}
 	}
 	return &TLSCertificateUpload{Chain: chain, Key: key}, nil
@@ -81,11 +81,11 @@ func certificateChain(s string) ([]*x509.Certificate, error) {
 			return nil, violation("ERR_1910", field, "PEM block %d of certificate_pem has headers, which are not allowed.", i+1)
 		}
 		if b.Type != pemCertificate {
-			return nil, violation("ERR_1911", field, "PEM block %d of certificate_pem is of type %q; the type must be CERTIFICATE.", i+1, b.Type)
+			return nil, violation("ERR_1911", field, "PEM block %d of certificate_pem is of type %s; the type must be CERTIFICATE.", i+1, Quote(b.Type))
 		}
 		cert, err := x509.ParseCertificate(b.Bytes)
 		if err != nil {
-			return nil, violation("ERR_1900", field, "Certificate %d of certificate_pem cannot be parsed: %v.", i+1, err)
+			return nil, violation("ERR_1900", field, "Certificate %d of certificate_pem cannot be parsed: %s.", i+1, Clip(err.Error()))
 		}
 		chain = append(chain, cert)
 	}
@@ -122,7 +122,7 @@ func privateKey(s string) (crypto.Signer, error) {
 	}
 	key, err := parsePrivateKey(keys[0])
 	if err != nil {
-		return nil, violation("ERR_1903", field, "The private key format is unknown: %v.", err)
+		return nil, violation("ERR_1903", field, "The private key format is unknown: %s.", Clip(err.Error()))
 	}
 	return key, nil
 }
@@ -138,7 +138,7 @@ func parsePrivateKey(b *pem.Block) (crypto.Signer, error) {
 	case pemECKey:
 		key, err = x509.ParseECPrivateKey(b.Bytes)
 	default:
-		return nil, fmt.Errorf("a PEM block of type %q is not a supported private key (PRIVATE KEY, RSA PRIVATE KEY or EC PRIVATE KEY)", b.Type)
+		return nil, fmt.Errorf("a PEM block of type %s is not a supported private key (PRIVATE KEY, RSA PRIVATE KEY or EC PRIVATE KEY)", Quote(b.Type))
 	}
 	if err != nil {
 		return nil, err
@@ -170,7 +170,7 @@ func CertificateAuthority(caPEM string) (*x509.Certificate, error) {
 			return nil, violation("ERR_1910", field, "PEM block %d of ca_pem has headers, which are not allowed.", i+1)
 		}
 		if b.Type != pemCertificate {
-			return nil, violation("ERR_1911", field, "PEM block %d of ca_pem is of type %q; the type must be CERTIFICATE.", i+1, b.Type)
+			return nil, violation("ERR_1911", field, "PEM block %d of ca_pem is of type %s; the type must be CERTIFICATE.", i+1, Quote(b.Type))
 		}
 	}
 	if len(blocks) > 1 {
@@ -178,10 +178,10 @@ func CertificateAuthority(caPEM string) (*x509.Certificate, error) {
 	}
 	cert, err := x509.ParseCertificate(blocks[0].Bytes)
 	if err != nil {
-		return nil, violation("ERR_1920", field, "The certificate in ca_pem cannot be parsed: %v.", err)
+		return nil, violation("ERR_1920", field, "The certificate in ca_pem cannot be parsed: %s.", Clip(err.Error()))
 	}
 	if !cert.BasicConstraintsValid || !cert.IsCA {
-		return nil, violation("ERR_1913", field, "The certificate %q lacks the CA basic constraint, so it cannot be a certificate authority.", cert.Subject.CommonName)
+		return nil, violation("ERR_1913", field, "The certificate %s lacks the CA basic constraint, so it cannot be a certificate authority.", Quote(cert.Subject.CommonName))
 	}
 	return cert, nil
 }

@@ -48,9 +48,20 @@ var (
 	SSHCredentialText = GenericText
 )
 
-// DescriptionMetadata checks the byte limits of description and metadata; nil values are
-// not given and always pass.
+// DescriptionMetadata checks description and metadata: free text (no control characters but
+// tab, newline and carriage return) within their byte limits; nil values are not given and
+// always pass.
 func DescriptionMetadata(codes TextCodes, description, metadata *string) error {
+	if description != nil {
+		if err := FreeText(codes.Description, "description", *description); err != nil {
+			return err
+		}
+	}
+	if metadata != nil {
+		if err := FreeText(codes.Metadata, "metadata", *metadata); err != nil {
+			return err
+		}
+	}
 	if description != nil && len(*description) > MaxDescriptionBytes {
 		return violation(codes.Description, "description", "The description is %d bytes long; the maximum is %d bytes.", len(*description), MaxDescriptionBytes)
 	}
@@ -65,7 +76,10 @@ func DescriptionMetadata(codes TextCodes, description, metadata *string) error {
 // `key=value` label whose key and/or value may be `*`.
 func ACLRule(rule string) error {
 	bad := func(why string) error {
-		return violation("ERR_600", "acl", "Invalid ACL rule %q: %s. A rule is '*' or starts with 'bind:' followed by a domain, an address (host:port) or a label (key=value).", rule, why)
+		return violation("ERR_600", "acl", "Invalid ACL rule %s: %s. A rule is '*' or starts with 'bind:' followed by a domain, an address (host:port) or a label (key=value).", Quote(rule), why)
+	}
+	if err := Identifier("ERR_600", "acl", rule); err != nil {
+		return err
 	}
 	if rule == "*" {
 		return nil
@@ -156,7 +170,7 @@ func SSHCAKey(keyType *string, keySize *int64, curve *string) error {
 		kt = *keyType
 	}
 	if !slices.Contains(SSHKeyTypes, kt) {
-		return violation("ERR_1936", "private_key_type", "Invalid private key type %q; valid types are %s.", kt, strings.Join(SSHKeyTypes, ", "))
+		return violation("ERR_1936", "private_key_type", "Invalid private key type %s; valid types are %s.", Quote(kt), strings.Join(SSHKeyTypes, ", "))
 	}
 	if keySize != nil {
 		if kt != "rsa" {
@@ -171,13 +185,14 @@ func SSHCAKey(keyType *string, keySize *int64, curve *string) error {
 			return violation("ERR_1942", "elliptic_curve", "elliptic_curve may only be given with private_key_type 'ecdsa'.")
 		}
 		if !slices.Contains(SSHEllipticCurves, *curve) {
-			return violation("ERR_1941", "elliptic_curve", "Invalid elliptic curve %q; valid curves are %s.", *curve, strings.Join(SSHEllipticCurves, ", "))
+			return violation("ERR_1941", "elliptic_curve", "Invalid elliptic curve %s; valid curves are %s.", Quote(*curve), strings.Join(SSHEllipticCurves, ", "))
 		}
 	}
 	return nil
 }
 
-// ServiceUserName checks a service user's name: non-empty and at most MaxNameBytes.
+// ServiceUserName checks a service user's name: non-empty, at most MaxNameBytes, no control
+// characters (ERR_215: the catalogue has no code of its own).
 func ServiceUserName(name string) error {
 	if strings.TrimSpace(name) == "" {
 		return violation("ERR_4109", "name", "The service user name must not be empty.")
@@ -185,7 +200,7 @@ func ServiceUserName(name string) error {
 	if len(name) > MaxNameBytes || !utf8.ValidString(name) {
 		return violation("ERR_4110", "name", "The service user name is longer than %d bytes.", MaxNameBytes)
 	}
-	return nil
+	return Identifier("ERR_215", "name", name)
 }
 
 // SSHPublicKey checks an SSH credential's public key (authorized_keys form, as the API's
@@ -194,9 +209,14 @@ func SSHPublicKey(publicKey string) (fingerprint string, err error) {
 	if strings.TrimSpace(publicKey) == "" {
 		return "", violation("ERR_611", "public_key", "The public_key is missing or empty.")
 	}
+	// Stored and echoed verbatim: the comment may not smuggle in control characters (a
+	// trailing newline, as in a .pub file, is fine).
+	if err := FreeText("ERR_612", "public_key", publicKey); err != nil {
+		return "", err
+	}
 	key, _, _, _, err := ssh.ParseAuthorizedKey([]byte(publicKey))
 	if err != nil {
-		return "", violation("ERR_612", "public_key", "The public_key is not a valid SSH public key in authorized_keys form: %s.", err)
+		return "", violation("ERR_612", "public_key", "The public_key is not a valid SSH public key in authorized_keys form: %s.", Clip(err.Error()))
 	}
 	return ssh.FingerprintSHA256(key), nil
 }

@@ -1,0 +1,68 @@
+package rules
+
+import (
+	"fmt"
+	"strconv"
+	"unicode"
+	"unicode/utf8"
+)
+
+// MaxQuoted is how many characters of a caller's value an error message repeats: enough to
+// recognise it, never enough to turn a huge value into a huge error body.
+const MaxQuoted = 100
+
+// Clip returns s cut to MaxQuoted runes, ending in "…" when it was cut. Every error message
+// and error detail that repeats a value from the request goes through Clip (or Quote).
+func Clip(s string) string {
+	n := 0
+	for i := range s {
+		if n == MaxQuoted {
+			return s[:i] + "…"
+		}
+		n++
+	}
+	return s
+}
+
+// Quote is Clip in Go quotes (like %q): for values inside a message.
+func Quote(s string) string { return strconv.Quote(Clip(s)) }
+
+// badChar describes the first control character (Unicode Cc: C0, DEL, C1) that allowed does
+// not accept, or the first invalid UTF-8 byte, in s; "" when there is none.
+func badChar(s string, allowed func(rune) bool) string {
+	for i, c := range s {
+		if c == utf8.RuneError {
+			if _, size := utf8.DecodeRuneInString(s[i:]); size == 1 {
+				return fmt.Sprintf("invalid UTF-8 at byte %d", i)
+			}
+		}
+		if unicode.IsControl(c) && !allowed(c) {
+			return fmt.Sprintf("the control character %U at byte %d", c, i)
+		}
+	}
+	return ""
+}
+
+func noneAllowed(rune) bool { return false }
+
+// lineBreaksAndTabs are the control characters free text may hold.
+func lineBreaksAndTabs(c rune) bool { return c == '\t' || c == '\n' || c == '\r' }
+
+// Identifier refuses control characters (tab and newline included) and invalid UTF-8 in a
+// name, domain, label, address or any other value that identifies something. code is the
+// family's code for a bad value of field.
+func Identifier(code, field, value string) error {
+	if bad := badChar(value, noneAllowed); bad != "" {
+		return violation(code, field, "The value %s of %s contains %s; control characters are not allowed here.", Quote(value), field, bad)
+	}
+	return nil
+}
+
+// FreeText refuses control characters other than tab, newline and carriage return, and
+// invalid UTF-8, in descriptions, metadata and other free text.
+func FreeText(code, field, value string) error {
+	if bad := badChar(value, lineBreaksAndTabs); bad != "" {
+		return violation(code, field, "The %s contains %s; of the control characters only tab, newline and carriage return are allowed.", field, bad)
+	}
+	return nil
+}
