@@ -16,6 +16,7 @@ require (
 require github.com/hashicorp/terraform-plugin-framework-validators v0.19.0
 
 require (
+	github.com/go-json-experiment/json v1.27.2
 	github.com/jackc/pgx/v5 v5.12.0
 	golang.org/x/time v0.16.0
 )

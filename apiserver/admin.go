@@ -10,6 +10,7 @@ import (
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
+	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
 
 // BootstrapAccountKey is the unique key the first account claims, so a restarted server
@@ -59,6 +60,9 @@ func (s *Server) adminCreateAccount(c *call) error {
 	if strings.TrimSpace(in.Name) == "" {
 		return badRequest("ERR_215", "The account name must not be empty.")
 	}
+	if err := identifiers("ERR_215", "name", in.Name, "admin_email", in.AdminEmail); err != nil {
+		return err
+	}
 	if in.AdminEmail == "" {
 		in.AdminEmail = "admin@" + strings.ToLower(strings.ReplaceAll(in.Name, " ", "-")) + ".invalid"
 	}
@@ -85,8 +89,11 @@ func (s *Server) adminCreateUser(c *call) error {
 	if in.Role != api.RoleAdmin && in.Role != api.RoleMember {
 		return badRequest("ERR_215", "The role must be %q or %q.", api.RoleAdmin, api.RoleMember)
 	}
+	if err := rules.Identifier("ERR_215", "email", in.Email); err != nil {
+		return err
+	}
 	if !strings.Contains(in.Email, "@") {
-		return badRequest("ERR_215", "The email %q is not valid.", in.Email)
+		return badRequest("ERR_215", "The email %s is not valid.", rules.Quote(in.Email))
 	}
 	var grant api.AdminGrant
 	err := s.opts.Store.Write(c.r.Context(), func(tx store.Tx) error {
@@ -102,7 +109,7 @@ func (s *Server) adminCreateUser(c *call) error {
 		grant.User, grant.APIKey, err = s.insertGrant(c.r.Context(), tx, obj.ID, in.Email, in.Role, "")
 		var dup *store.DuplicateError
 		if errors.As(err, &dup) {
-			return badRequest("ERR_215", "A user with the email %q already exists in the account.", in.Email)
+			return badRequest("ERR_215", "A user with the email %s already exists in the account.", rules.Quote(in.Email))
 		}
 		return err
 	})

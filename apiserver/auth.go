@@ -8,6 +8,7 @@ import (
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
+	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
 
 // principal is who a request acts as: the owner of the API key it presented.
@@ -43,7 +44,7 @@ func (c *call) authenticate() error {
 	}
 	body, _, ok := ids.SplitToken(token)
 	if !ok {
-		return forbidden("ERR_202", "The credential %q does not look like a valid API key token (FIRSTPART_SECONDPART).", token)
+		return forbidden("ERR_202", "The credential %s does not look like a valid API key token (FIRSTPART_SECONDPART).", rules.Quote(token))
 	}
 	var who principal
 	err := c.s.opts.Store.Read(c.r.Context(), func(tx store.Tx) error {

@@ -181,13 +181,13 @@ func applyTunnelGroup(in *api.TunnelGroupBackendCreate, b *api.TunnelGroupBacken
 func requireBackends(c *call, tx store.Tx, self string, children []string) error {
 	for _, id := range children {
 		if !slices.Contains(backendPrefixes, prefixOf(id)) {
-			return withDetail(badRequest("ERR_6526", "%q is not a backend ID.", id), "param", "backends")
+			return withDetail(badRequest("ERR_6526", "%s is not a backend ID.", rules.Quote(id)), "param", "backends")
 		}
 		if id == self {
 			return withDetail(badRequest("ERR_215", "A backend cannot reference itself."), "param", "backends")
 		}
 		if _, err := c.lookup(tx, id, backendPrefixes...); isNotFound(err) {
-			return withDetail(badRequest("ERR_6501", "The backend %s does not exist.", id), "param", "backends")
+			return withDetail(badRequest("ERR_6501", "The backend %s does not exist.", rules.Quote(id)), "param", "backends")
 		} else if err != nil {
 			return err
 		}

@@ -113,7 +113,7 @@ var ipPolicyRules = &family[api.IPPolicyRule, *api.IPPolicyRule, api.IPPolicyRul
 // requireIPPolicy checks that id is an IP policy of the caller's account (ERR_1414).
 func requireIPPolicy(c *call, tx store.Tx, id string) error {
 	if _, err := c.lookup(tx, id, ids.IPPolicy); isNotFound(err) {
-		return withDetail(badRequest("ERR_1414", "%q is not an IP policy of this account.", id), "param", "ip_policy_id")
+		return withDetail(badRequest("ERR_1414", "%s is not an IP policy of this account.", rules.Quote(id)), "param", "ip_policy_id")
 	} else if err != nil {
 		return err
 	}

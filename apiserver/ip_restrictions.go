@@ -83,7 +83,7 @@ func restrictionPolicies(c *call, tx store.Tx, policyIDs []string) ([]api.Ref, e
 	refs := make([]api.Ref, 0, len(policyIDs))
 	for i, id := range policyIDs {
 		if slices.Contains(policyIDs[:i], id) {
-			return nil, withDetail(badRequest("ERR_215", "The IP policy %s is given more than once.", id), "param", "ip_policy_ids")
+			return nil, withDetail(badRequest("ERR_215", "The IP policy %s is given more than once.", rules.Quote(id)), "param", "ip_policy_ids")
 		}
 		if err := requireIPPolicy(c, tx, id); err != nil {
 			return nil, err

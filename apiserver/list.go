@@ -9,6 +9,7 @@ import (
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/filter"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
+	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
 
 // Page sizes of details.md §3.1.
@@ -31,7 +32,7 @@ func (c *call) parseListQuery(prefix string, fields filter.Fields) (listQuery, e
 	q := listQuery{limit: defaultLimit}
 	values, err := url.ParseQuery(c.r.URL.RawQuery)
 	if err != nil {
-		return q, badRequest("ERR_230", "The query string could not be parsed: %s.", err)
+		return q, badRequest("ERR_230", "The query string could not be parsed: %s.", rules.Clip(err.Error()))
 	}
 	for name, vals := range values {
 		switch {
@@ -40,15 +41,15 @@ func (c *call) parseListQuery(prefix string, fields filter.Fields) (listQuery, e
 			if fields != nil {
 				supported += ", filter"
 			}
-			return q, withDetail(badRequest("ERR_231", "Unknown query parameter %q. Supported parameters: %s.", name, supported), "param", name)
+			return q, withDetail(badRequest("ERR_231", "Unknown query parameter %s. Supported parameters: %s.", rules.Quote(name), supported), "param", rules.Clip(name))
 		case len(vals) > 1:
-			return q, withDetail(badRequest("ERR_232", "The query parameter %q was given more than once.", name), "param", name)
+			return q, withDetail(badRequest("ERR_232", "The query parameter %s was given more than once.", rules.Quote(name)), "param", rules.Clip(name))
 		}
 	}
 	if v, ok := values["limit"]; ok {
 		n, err := strconv.Atoi(v[0])
 		if err != nil || n < 1 || n > maxLimit {
-			return q, withDetail(badRequest("ERR_233", "The limit %q must be an integer from 1 to %d.", v[0], maxLimit), "param", "limit")
+			return q, withDetail(badRequest("ERR_233", "The limit %s must be an integer from 1 to %d.", rules.Quote(v[0]), maxLimit), "param", "limit")
 		}
 		q.limit = n
 	}
@@ -61,7 +62,7 @@ func (c *call) parseListQuery(prefix string, fields filter.Fields) (listQuery, e
 	if v, ok := values["filter"]; ok {
 		prog, err := filter.Compile(v[0], fields)
 		if err != nil {
-			return q, withDetail(badRequest("ERR_250", "Invalid CEL query: %s", err), "filter", v[0])
+			return q, withDetail(badRequest("ERR_250", "Invalid CEL query: %s", err), "filter", rules.Clip(v[0]))
 		}
 		q.filter, q.rawFilter = prog, v[0]
 	}
@@ -150,5 +151,5 @@ func (c *call) writeList(path, member string, q listQuery, items []json.RawMessa
 
 // wrongPrefix is ERR_227: an ID of the wrong kind (details.md §11).
 func wrongPrefix(param, id, prefix string) error {
-	return withDetail(badRequest("ERR_227", "The ID %q has the wrong prefix for %s; expected %q.", id, param, prefix), "param", param)
+	return withDetail(badRequest("ERR_227", "The ID %s has the wrong prefix for %s; expected %q.", rules.Quote(id), param, prefix), "param", param)
 }

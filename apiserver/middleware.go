@@ -17,6 +17,7 @@ import (
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
+	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
 
 // call is one request in flight: what every handler needs to answer it.
@@ -151,7 +152,8 @@ func (c *call) checkVersion() error {
 	case len(values) == 0:
 		return badRequest("ERR_218", "No API version was given in the %s header. Supported versions: %s.", api.VersionHeader, api.Version)
 	case len(values) > 1 || strings.TrimSpace(values[0]) != api.Version:
-		return withDetail(badRequest("ERR_217", "The API version %q is invalid or not supported. Supported versions: %s.", strings.Join(values, ","), api.Version), "version", strings.Join(values, ","))
+		given := strings.Join(values, ",")
+		return withDetail(badRequest("ERR_217", "The API version %s is invalid or not supported. Supported versions: %s.", rules.Quote(given), api.Version), "version", rules.Clip(given))
 	}
 	return nil
 }
@@ -175,7 +177,7 @@ func (c *call) checkBody() error {
 		return badRequest("ERR_216", "The Content-Type header is missing; send 'application/json'.")
 	}
 	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-		return withDetail(badRequest("ERR_210", "The Content-Type %q is not supported; send 'application/json'.", ct), "content_type", ct)
+		return withDetail(badRequest("ERR_210", "The Content-Type %s is not supported; send 'application/json'.", rules.Quote(ct)), "content_type", rules.Clip(ct))
 	}
 	r.Body = http.MaxBytesReader(c.w, r.Body, c.s.opts.MaxBodyBytes)
 	return nil
@@ -251,5 +253,5 @@ func (c *call) writeError(err error) {
 
 // pathNotFound is the 404 of an unknown path or a wrong method (details.md §5.1).
 func pathNotFound(r *http.Request) *api.Error {
-	return &api.Error{StatusCode: http.StatusNotFound, Msg: "Not Found", Details: map[string]string{"path": r.URL.Path}}
+	return &api.Error{StatusCode: http.StatusNotFound, Msg: "Not Found", Details: map[string]string{"path": rules.Clip(r.URL.Path)}}
 }

@@ -76,7 +76,7 @@ func (c *call) resolveOwner(tx store.Tx, ownerID *string) (string, error) {
 		if !c.who.admin() {
 			return "", forbidden("ERR_630", "Only admins may set an owner other than themselves.")
 		}
-		return "", withDetail(badRequest("ERR_634", "No owner could be determined from %q: it is not a user or service user of this account.", *ownerID), "param", "owner_id")
+		return "", withDetail(badRequest("ERR_634", "No owner could be determined from %s: it is not a user or service user of this account.", rules.Quote(*ownerID)), "param", "owner_id")
 	}
 	if err != nil {
 		return "", err

@@ -185,7 +185,7 @@ func setCertificate(c *call, tx store.Tx, d *api.ReservedDomain, certificateID *
 		}
 		cert, err := c.lookup(tx, *certificateID, ids.TLSCertificate)
 		if isNotFound(err) {
-			return withDetail(badRequest("ERR_1965", "The TLS certificate %q does not exist.", *certificateID), "param", "certificate_id")
+			return withDetail(badRequest("ERR_1965", "The TLS certificate %s does not exist.", rules.Quote(*certificateID)), "param", "certificate_id")
 		}
 		if err != nil {
 			return err

@@ -38,7 +38,7 @@ func (s *Server) routes() http.Handler {
 
 	// Unknown paths and known paths with the wrong method get the same 404 (details.md §5.1).
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { callOf(r).writeError(pathNotFound(r)) })
-	return s.outer(s.cors(mux, mux))
+	return s.outer(s.cleanPaths(s.cors(mux, mux)))
 }
 
 // healthz answers 200 while the store answers.

@@ -37,6 +37,8 @@ import (
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
 	"cel.dev/cel-go/interpreter"
+
+	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
 
 // Type is the CEL type of one filterable field.
@@ -104,7 +106,7 @@ func timestampShift(name string, sign time.Duration) cel.EnvOption {
 		cel.BinaryBinding(func(ts, dur ref.Val) ref.Val {
 			d, ok := parseDuration(string(dur.(types.String)))
 			if !ok {
-				return types.NewErr("invalid duration %q", dur)
+				return types.NewErr("invalid duration %s", rules.Quote(fmt.Sprint(dur.Value())))
 			}
 			return types.Timestamp{Time: ts.(types.Timestamp).Time.Add(sign * d)}
 		})))
@@ -160,12 +162,15 @@ func Compile(expr string, fields Fields) (*Program, error) {
 	return &Program{prg: prg, vars: c.vars}, nil
 }
 
+// issuesError reports the first of cel-go's issues (later ones mostly follow from it), its
+// text clipped: cel-go repeats the offending token, which can be as long as the filter.
 func issuesError(iss *cel.Issues) *Error {
-	var msgs []string
-	for _, e := range iss.Errors() {
-		msgs = append(msgs, e.Message+atColumn(e.Location.Column()))
+	errs := iss.Errors()
+	msg := rules.Clip(errs[0].Message) + atColumn(errs[0].Location.Column())
+	if len(errs) > 1 {
+		msg += fmt.Sprintf(" (and %d more errors)", len(errs)-1)
 	}
-	return &Error{strings.Join(msgs, "; ")}
+	return &Error{msg}
 }
 
 // Match evaluates the program against one object decoded from JSON into map[string]any.
@@ -338,14 +343,14 @@ func (c *compiler) field(e ast.Expr) (string, error) {
 	case root.AsIdent() == "time" && slices.Equal(path, []string{"now"}):
 		return "", c.errorf(root, "time.now can only be used as timestamp(time.now)")
 	case root.AsIdent() != "obj":
-		return "", c.errorf(root, "unknown variable %q: a filter can only refer to obj", root.AsIdent())
+		return "", c.errorf(root, "unknown variable %s: a filter can only refer to obj", rules.Quote(root.AsIdent()))
 	case len(path) == 0:
 		return "", c.errorf(root, "obj must be followed by a field name, as in obj.id")
 	}
 	name := strings.Join(path, ".")
 	typ, ok := c.fields[name]
 	if !ok {
-		return "", c.errorf(root, "unknown field %q; the filterable fields are %s", "obj."+name, c.fieldList())
+		return "", c.errorf(root, "unknown field %s; the filterable fields are %s", rules.Quote("obj."+name), c.fieldList())
 	}
 	c.vars["obj."+name] = variable{name: name, path: path, typ: typ}
 	return name, nil
@@ -416,9 +421,9 @@ func (c *compiler) call(e ast.Expr) error {
 	case "int", "uint", "double", "string", "bytes", "bool", "type", "dyn", "duration":
 		return c.errorf(e, "type checks and conversions are not supported, except timestamp()")
 	case "exists", "exists_one", "all", "map", "filter", "has":
-		return c.errorf(e, "macros such as %s() are not supported", fn)
+		return c.errorf(e, "macros such as %s() are not supported", rules.Clip(fn))
 	default:
-		return c.errorf(e, "function %s() is not supported", fn)
+		return c.errorf(e, "function %s() is not supported", rules.Clip(fn))
 	}
 	for _, a := range args {
 		if err := c.expr(a); err != nil {
