@@ -185,6 +185,9 @@ func parseFlags(args []string, env func(string) (string, bool), stderr io.Writer
 		fmt.Fprintf(stderr, "warren-apiserver: %s %q\n", what, fs.Arg(0))
 		return nil, errUsage
 	}
+	if cfg.showVersion {
+		return cfg, nil // whatever else the environment holds
+	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	var err error

@@ -90,6 +90,7 @@ func TestCommandLine(t *testing.T) {
 		{args: []string{"version"}, stdout: "dev\n"},
 		{args: []string{"--version"}, stdout: "dev\n"},
 		{args: []string{"-version"}, stdout: "dev\n"},
+		{args: []string{"--version"}, env: map[string]string{"WARREN_RATE_LIMIT": "abc"}, stdout: "dev\n"},
 		{args: []string{"help"}, stdout: usageStart},
 		{args: []string{"--help"}, stdout: usageStart},
 		{args: []string{"-h"}, stdout: usageStart},
