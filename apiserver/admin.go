@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 
+	"go.uber.org/zap"
+
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
@@ -18,15 +20,13 @@ import (
 const BootstrapAccountKey = "bootstrap"
 
 // bootstrap creates the first account, its admin user and an admin API key when the store is
-// empty. It returns the token when it generated one.
+// empty. It returns the token when it generated one. On a store bootstrapped before, a given
+// BootstrapAPIKey that is no key of the store is ignored with a warning.
 func (s *Server) bootstrap(ctx context.Context) (generated string, err error) {
 	token := s.opts.BootstrapAPIKey
-	if token != "" {
-		if _, _, ok := ids.SplitToken(token); !ok {
-			return "", errors.New("the bootstrap API key must have the shape <27 base62>_<21 base62>; generate one with 'warren-apiserver token'")
-		}
-	}
+	created := false
 	err = s.opts.Store.Write(ctx, func(tx store.Tx) error {
+		created, generated = false, "" // the store may run fn again
 		if _, err := tx.Lookup(ctx, BootstrapAccountKey); err == nil {
 			return nil
 		} else if !errors.Is(err, store.ErrNotFound) {
@@ -36,19 +36,65 @@ func (s *Server) bootstrap(ctx context.Context) (generated string, err error) {
 		if err != nil {
 			return err
 		}
-		if token == "" {
-			token = ids.NewToken(ids.New(ids.APIKey))
-			generated = token
+		key := token
+		if key == "" {
+			key = ids.NewToken(ids.New(ids.APIKey))
+			generated = key
 		}
-		_, _, err = s.insertGrant(ctx, tx, account.ID, "admin@localhost", api.RoleAdmin, token)
+		created = true
+		_, _, err = s.insertGrant(ctx, tx, account.ID, "admin@localhost", api.RoleAdmin, key)
 		return err
 	})
-	// Another replica sharing the database bootstrapped it first: nothing left to do.
+	// Another replica sharing the database bootstrapped it first: it is bootstrapped.
 	var dup *store.DuplicateError
 	if errors.As(err, &dup) && dup.Key == BootstrapAccountKey {
-		return "", nil
+		err, created, generated = nil, false, ""
 	}
-	return generated, err
+	if err != nil || created || token == "" {
+		return generated, err
+	}
+	known, err := s.tokenKnown(ctx, token)
+	if err != nil {
+		return "", err
+	}
+	if !known {
+		// Never the token itself: only that it is unused and what to do instead.
+		s.log.Warn("the bootstrap API key is ignored: the database was bootstrapped before and holds no API key with this token",
+			zap.String("hint", "create another key with POST /api_keys and an admin API key, or with POST /_admin/accounts/{account_id}/users and the admin token"))
+	}
+	return "", nil
+}
+
+// checkBootstrapKey checks the shape of Options.BootstrapAPIKey.
+func checkBootstrapKey(token string) error {
+	if token == "" {
+		return nil
+	}
+	if _, _, ok := ids.SplitToken(token); !ok {
+		return errors.New("the bootstrap API key must have the shape <27 base62>_<21 base62>; generate one with 'warren-apiserver token'")
+	}
+	return nil
+}
+
+// tokenKnown says whether token is the token of a stored API key.
+func (s *Server) tokenKnown(ctx context.Context, token string) (bool, error) {
+	body, _, _ := ids.SplitToken(token)
+	known := false
+	err := s.opts.Store.Read(ctx, func(tx store.Tx) error {
+		key, err := tx.Get(ctx, kindAPIKey, ids.APIKey+body)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		var secret tokenSecret
+		if err := json.Unmarshal(key.Secret, &secret); err != nil {
+			return err
+		}
+		known = ids.TokenMatches(token, secret.TokenHash)
+		return nil
+	})
+	return known, err
 }
 
 // adminCreateAccount is POST /_admin/accounts: a new account with an admin user and a key.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
@@ -28,6 +29,8 @@ type call struct {
 	opID string
 	who  principal // set by authentication on API routes
 	log  *zap.Logger
+	// errorCode is the error_code of the error response sent, for the access log.
+	errorCode string
 }
 
 // handlerFunc answers a request or returns the error to send.
@@ -57,7 +60,9 @@ func (w *statusRecorder) Write(b []byte) (int, error) {
 }
 
 // outer wraps the whole mux: it gives every request an operation id, recovers panics and
-// writes one access log line. It never logs headers or bodies, so tokens cannot leak.
+// writes one access log line: at error level for a 5xx, warn for a 429 (a client that should
+// slow down), info otherwise; debug adds a line as the request starts. It never logs headers
+// or bodies, so tokens cannot leak.
 func (s *Server) outer(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -65,6 +70,8 @@ func (s *Server) outer(next http.Handler) http.Handler {
 		c := &call{s: s, w: rec, r: r, opID: ids.New(ids.Operation)}
 		c.log = s.log.With(zap.String("operation_id", c.opID))
 		rec.Header().Set(api.OperationIDHeader, c.opID)
+		c.log.Debug("request started", zap.String("method", r.Method), zap.String("path", r.URL.Path),
+			zap.String("remote_addr", r.RemoteAddr), zap.Int64("content_length", r.ContentLength))
 		defer func() {
 			if p := recover(); p != nil {
 				c.log.Error("panic", zap.Any("panic", p), zap.ByteString("stack", debug.Stack()))
@@ -72,17 +79,32 @@ func (s *Server) outer(next http.Handler) http.Handler {
 					c.writeError(errors.New("panic"))
 				}
 			}
-			c.log.Info("request",
+			fields := []zap.Field{
 				zap.String("method", r.Method),
 				zap.String("path", r.URL.Path),
 				zap.Int("status", rec.status),
 				zap.Int("bytes", rec.bytes),
 				zap.Duration("duration", time.Since(start)),
 				zap.String("principal_id", c.who.id),
-			)
+			}
+			if c.errorCode != "" {
+				fields = append(fields, zap.String("error_code", c.errorCode))
+			}
+			c.log.Log(accessLevel(rec.status), "request", fields...)
 		}()
 		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), callKey{}, c)))
 	})
+}
+
+// accessLevel is the level of a request's access log line.
+func accessLevel(status int) zapcore.Level {
+	switch {
+	case status >= 500:
+		return zapcore.ErrorLevel
+	case status == http.StatusTooManyRequests:
+		return zapcore.WarnLevel
+	}
+	return zapcore.InfoLevel
 }
 
 // callOf returns the call that outer attached to the request, now holding the request as
@@ -244,6 +266,7 @@ func (c *call) writeError(err error) {
 	if e.Details == nil {
 		e.Details = map[string]string{}
 	}
+	c.errorCode = e.ErrorCode
 	if _, isPath := e.Details["path"]; !isPath {
 		e.Details["operation_id"] = c.opID
 	}

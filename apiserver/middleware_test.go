@@ -3,6 +3,7 @@ package apiserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -56,6 +57,7 @@ func TestPanicIsRecoveredAsAnOpaque500(t *testing.T) {
 func TestLogsCarryNoSecrets(t *testing.T) {
 	core, logs := observer.New(zap.DebugLevel)
 	s, token := newTestServer(t, zap.New(core))
+	logs.TakeAll() // the bootstrap's store lines belong to no request
 	do := func(method, path, body, auth string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(method, path, strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+auth)
@@ -87,5 +89,28 @@ func TestLogsCarryNoSecrets(t *testing.T) {
 		if entry.ContextMap()["operation_id"] == nil {
 			t.Fatalf("log line without operation id: %s", line)
 		}
+	}
+}
+
+// TestInternalErrorIsLoggedAtErrorLevel: a 5xx access line is at error level, beside the
+// line with the error itself; neither reaches the response.
+func TestInternalErrorIsLoggedAtErrorLevel(t *testing.T) {
+	core, logs := observer.New(zap.InfoLevel)
+	s, _ := newTestServer(t, zap.New(core))
+	h := s.outer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		callOf(r).writeError(errors.New("disk on fire"))
+	}))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/x", nil))
+	if rec.Code != 500 || strings.Contains(rec.Body.String(), "disk on fire") {
+		t.Fatalf("got %d %s", rec.Code, rec.Body)
+	}
+	internal := logs.FilterMessage("internal error").AllUntimed()
+	access := logs.FilterMessage("request").AllUntimed()
+	if len(internal) != 1 || internal[0].Level != zap.ErrorLevel || len(access) != 1 || access[0].Level != zap.ErrorLevel || access[0].ContextMap()["status"] != int64(500) {
+		t.Fatalf("logs %v, want the internal error and a 500 access line at error level", logs.AllUntimed())
+	}
+	if _, ok := access[0].ContextMap()["error_code"]; ok {
+		t.Fatal("an opaque 500 has no error code to log")
 	}
 }

@@ -94,8 +94,13 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		opts.Now = time.Now
 	}
 	if err := setDomainDefaults(&opts); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("apiserver: %w", err)
 	}
+	if err := checkBootstrapKey(opts.BootstrapAPIKey); err != nil {
+		return nil, fmt.Errorf("apiserver: %w", err)
+	}
+	// Every store call goes through the debug log of its timings.
+	opts.Store = loggedStore{Store: opts.Store, log: opts.Logger}
 	s := &Server{opts: opts, log: opts.Logger}
 	if opts.RateLimit > 0 {
 		s.limiter = newAccountLimiter(opts.RateLimit)
@@ -109,6 +114,15 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	return s, nil
 }
 
+// CheckOptions reports the first option New would reject, Store and BaseURL aside, without
+// touching a store: a binary checks its configuration before it opens (maybe creates) one.
+func CheckOptions(opts Options) error {
+	if err := setDomainDefaults(&opts); err != nil {
+		return err
+	}
+	return checkBootstrapKey(opts.BootstrapAPIKey)
+}
+
 // setDomainDefaults fills in and checks DomainBase and AddrPool.
 func setDomainDefaults(opts *Options) error {
 	opts.DomainBase = rules.NormalizeDomain(opts.DomainBase)
@@ -116,7 +130,7 @@ func setDomainDefaults(opts *Options) error {
 		opts.DomainBase = DefaultDomainBase
 	}
 	if err := rules.ReservedDomain(opts.DomainBase, ""); err != nil || strings.HasPrefix(opts.DomainBase, "*") {
-		return fmt.Errorf("apiserver: Options.DomainBase %q is not a fully qualified domain name", opts.DomainBase)
+		return fmt.Errorf("the domain base %q is not a fully qualified domain name", opts.DomainBase)
 	}
 	pool := &opts.AddrPool
 	if pool.Host == "" {
@@ -126,7 +140,7 @@ func setDomainDefaults(opts *Options) error {
 		pool.MinPort, pool.MaxPort = DefaultAddrMinPort, DefaultAddrMaxPort
 	}
 	if pool.MinPort < 1 || pool.MaxPort > 65535 || pool.MinPort > pool.MaxPort {
-		return fmt.Errorf("apiserver: Options.AddrPool ports %d-%d are not a range within 1-65535", pool.MinPort, pool.MaxPort)
+		return fmt.Errorf("the reserved TCP address ports %d-%d are not a range within 1-65535", pool.MinPort, pool.MaxPort)
 	}
 	return nil
 }

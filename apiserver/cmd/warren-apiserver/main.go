@@ -6,6 +6,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/url"
@@ -17,6 +19,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
@@ -33,7 +36,8 @@ const usage = `warren-apiserver serves the Tunnel and Edge Management API.
 Usage:
   warren-apiserver [flags]      run the server
   warren-apiserver token        print a fresh token for --bootstrap-api-key
-  warren-apiserver version      print the version
+  warren-apiserver version      print the version (also --version)
+  warren-apiserver help         print this help (also --help, -h)
 
 Every flag can also be set with the environment variable shown in brackets; a flag given on
 the command line wins over the environment.
@@ -41,120 +45,285 @@ the command line wins over the environment.
 Flags:
 `
 
+// Exit codes.
+const (
+	exitOK     = 0
+	exitFailed = 1 // the server could not start, or stopped on an error
+	exitUsage  = 2 // the command line or the environment is wrong; nothing was touched
+)
+
 func main() {
-	if len(os.Args) > 1 {
-		switch os.Args[1] {
-		case "token":
-			// Any token of the right shape works; its first part becomes the key's ID.
-			fmt.Println(ids.NewToken(ids.New(ids.APIKey)))
-			return
-		case "version":
-			fmt.Println(version)
-			return
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.LookupEnv, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run is the whole command: it serves until ctx ends and returns the exit code.
+func run(ctx context.Context, args []string, env func(string) (string, bool), stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "token", "version", "help":
+			if len(args) > 1 {
+				return usageError(stderr, fmt.Sprintf("%s takes no arguments", args[0]))
+			}
+			switch args[0] {
+			case "token":
+				// Any token of the right shape works; its first part becomes the key's ID.
+				fmt.Fprintln(stdout, ids.NewToken(ids.New(ids.APIKey)))
+			case "version":
+				fmt.Fprintln(stdout, version)
+			default:
+				printUsage(stdout)
+			}
+			return exitOK
 		}
 	}
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "warren-apiserver:", err)
-		os.Exit(1)
+	cfg, err := parseFlags(args, env, stderr)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		printUsage(stdout)
+		return exitOK
+	case errors.Is(err, errUsage):
+		fmt.Fprintln(stderr)
+		printUsage(stderr) // after the line saying what is wrong
+		return exitUsage
+	case err != nil:
+		fmt.Fprintf(stderr, "warren-apiserver: %v\nRun 'warren-apiserver --help' for the flags.\n", err)
+		return exitUsage
+	case cfg.showVersion:
+		fmt.Fprintln(stdout, version)
+		return exitOK
 	}
+	if err := serve(ctx, cfg, stderr); err != nil {
+		fmt.Fprintln(stderr, "warren-apiserver:", err)
+		return exitFailed
+	}
+	return exitOK
+}
+
+func usageError(stderr io.Writer, msg string) int {
+	fmt.Fprintf(stderr, "warren-apiserver: %s\n\n", msg)
+	printUsage(stderr)
+	return exitUsage
+}
+
+func printUsage(w io.Writer) {
+	fs, _, _ := newFlagSet()
+	fs.SetOutput(w)
+	fmt.Fprint(w, usage)
+	fs.PrintDefaults()
 }
 
 type config struct {
 	listen, database, baseURL, bootstrapAPIKey, adminToken, logLevel string
 	rateLimit                                                        int
 	domainBase, tcpAddrHost, tcpAddrPorts                            string
+	readHeaderTimeout, readTimeout, writeTimeout, idleTimeout        time.Duration
+	showVersion                                                      bool
+
+	// Derived by check.
+	level            zap.AtomicLevel
+	minPort, maxPort int
 }
 
-func parseFlags() config {
-	var cfg config
-	fs := flag.NewFlagSet("warren-apiserver", flag.ExitOnError)
+// errUsage: the command line is wrong, and parseFlags (or the flag package) said why.
+var errUsage = errors.New("usage")
+
+// newFlagSet defines the flags into a config; envOf maps a flag to its environment variable.
+func newFlagSet() (fs *flag.FlagSet, cfg *config, envOf map[string]string) {
+	cfg = &config{}
+	fs = flag.NewFlagSet("warren-apiserver", flag.ContinueOnError)
+	fs.Usage = func() {} // run prints the usage where it belongs (stdout for -h)
+	envOf = map[string]string{}
 	str := func(p *string, name, env, def, help string) {
-		if v, ok := os.LookupEnv(env); ok {
-			def = v
-		}
+		envOf[name] = env
 		fs.StringVar(p, name, def, help+" ["+env+"]")
+	}
+	num := func(p *int, name, env string, def int, help string) {
+		envOf[name] = env
+		fs.IntVar(p, name, def, help+" ["+env+"]")
+	}
+	dur := func(p *time.Duration, name, env string, def time.Duration, help string) {
+		envOf[name] = env
+		fs.DurationVar(p, name, def, help+" ["+env+"]")
 	}
 	str(&cfg.listen, "listen", "WARREN_LISTEN", "127.0.0.1:8080", "address to listen on")
 	str(&cfg.database, "database", "WARREN_DATABASE", "warren.db", "the embedded SQLite database file (created when missing), or a postgres:// URL to share one PostgreSQL database between replicas")
 	str(&cfg.baseURL, "base-url", "WARREN_BASE_URL", "", "URL clients reach the server at, used in uri members (default http://<listen address>)")
-	str(&cfg.bootstrapAPIKey, "bootstrap-api-key", "WARREN_BOOTSTRAP_API_KEY", "", "token of the admin API key created on an empty database (default: generate one and print it once)")
+	str(&cfg.bootstrapAPIKey, "bootstrap-api-key", "WARREN_BOOTSTRAP_API_KEY", "", "token of the admin API key created on an empty database (default: generate one and print it once); ignored, with a warning, once the database is bootstrapped")
 	str(&cfg.adminToken, "admin-token", "WARREN_ADMIN_TOKEN", "", "bearer token of the operator endpoints under /_admin/ (off when empty)")
-	str(&cfg.logLevel, "log-level", "WARREN_LOG_LEVEL", "info", "log level: debug, info, warn or error")
-	rateLimit := 120
-	if v, ok := os.LookupEnv("WARREN_RATE_LIMIT"); ok {
-		if n, err := strconv.Atoi(v); err == nil {
-			rateLimit = n
-		}
-	}
-	fs.IntVar(&cfg.rateLimit, "rate-limit", rateLimit, "API requests per minute per account, 0 for no limit [WARREN_RATE_LIMIT]")
+	str(&cfg.logLevel, "log-level", "WARREN_LOG_LEVEL", "info", "log level: debug (adds request starts and store timings), info, warn or error")
+	num(&cfg.rateLimit, "rate-limit", "WARREN_RATE_LIMIT", 120, "API requests per minute per account, 0 for no limit")
 	str(&cfg.domainBase, "domain-base", "WARREN_DOMAIN_BASE", apiserver.DefaultDomainBase, "the service's own base domain: reserved domains under it are service-owned; CNAME and ACME targets live under it")
 	str(&cfg.tcpAddrHost, "tcp-addr-host", "WARREN_TCP_ADDR_HOST", "", "host of the reserved TCP addresses (default tcp.<domain base>)")
 	str(&cfg.tcpAddrPorts, "tcp-addr-ports", "WARREN_TCP_ADDR_PORTS", fmt.Sprintf("%d-%d", apiserver.DefaultAddrMinPort, apiserver.DefaultAddrMaxPort), "port range of the reserved TCP addresses, MIN-MAX")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), usage)
-		fs.PrintDefaults()
-	}
-	_ = fs.Parse(os.Args[1:])
-	return cfg
+	dur(&cfg.readHeaderTimeout, "read-header-timeout", "WARREN_READ_HEADER_TIMEOUT", 10*time.Second, "longest time a client may take to send a request's headers, 0 for no limit")
+	dur(&cfg.readTimeout, "read-timeout", "WARREN_READ_TIMEOUT", 60*time.Second, "longest time a client may take to send a whole request, body included, 0 for no limit")
+	dur(&cfg.writeTimeout, "write-timeout", "WARREN_WRITE_TIMEOUT", 60*time.Second, "longest time from the end of a request's headers to the end of its response, 0 for no limit")
+	dur(&cfg.idleTimeout, "idle-timeout", "WARREN_IDLE_TIMEOUT", 120*time.Second, "longest time a keep-alive connection may wait for its next request (0: the read timeout)")
+	fs.BoolVar(&cfg.showVersion, "version", false, "print the version and exit")
+	return fs, cfg, envOf
 }
 
-func run() error {
-	cfg := parseFlags()
-	level, err := zap.ParseAtomicLevel(cfg.logLevel)
+// parseFlags reads the command line, then the environment for the flags it leaves out, and
+// checks every value that can be checked without touching the network or a database.
+func parseFlags(args []string, env func(string) (string, bool), stderr io.Writer) (*config, error) {
+	fs, cfg, envOf := newFlagSet()
+	fs.SetOutput(stderr)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, errUsage
+	}
+	if fs.NArg() > 0 {
+		what := "unexpected argument"
+		if fs.NArg() == len(args) {
+			what = "unknown command"
+		}
+		fmt.Fprintf(stderr, "warren-apiserver: %s %q\n", what, fs.Arg(0))
+		return nil, errUsage
+	}
+	if cfg.showVersion {
+		return cfg, nil // whatever else the environment holds
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	var err error
+	// The defaults --help shows stay the built-in ones, so it never prints a token taken
+	// from the environment.
+	fs.VisitAll(func(f *flag.Flag) {
+		name, ok := envOf[f.Name]
+		if !ok || given[f.Name] || err != nil {
+			return
+		}
+		if v, set := env(name); set {
+			if e := f.Value.Set(v); e != nil {
+				err = fmt.Errorf("invalid value %q for %s: %v", v, name, e)
+			}
+		}
+	})
 	if err != nil {
+		return nil, err
+	}
+	return cfg, cfg.check()
+}
+
+// check validates the configuration and derives the parsed values.
+func (cfg *config) check() error {
+	var err error
+	if cfg.level, err = zap.ParseAtomicLevel(cfg.logLevel); err != nil {
+		return fmt.Errorf("--log-level %q is not one of debug, info, warn, error", cfg.logLevel)
+	}
+	if cfg.rateLimit < 0 {
+		return fmt.Errorf("--rate-limit %d is negative; 0 turns the limit off", cfg.rateLimit)
+	}
+	for name, d := range map[string]time.Duration{"read-header-timeout": cfg.readHeaderTimeout, "read-timeout": cfg.readTimeout, "write-timeout": cfg.writeTimeout, "idle-timeout": cfg.idleTimeout} {
+		if d < 0 {
+			return fmt.Errorf("--%s %s is negative; 0 means no limit", name, d)
+		}
+	}
+	if _, _, err := net.SplitHostPort(cfg.listen); err != nil {
+		return fmt.Errorf("--listen %q is not a host:port address: %v", cfg.listen, err)
+	}
+	if cfg.baseURL != "" {
+		u, err := url.Parse(cfg.baseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("--base-url %q is not an http:// or https:// URL", cfg.baseURL)
+		}
+	}
+	if cfg.database == "" {
+		return errors.New("--database is empty")
+	}
+	if isPostgres(cfg.database) {
+		if _, err := url.Parse(cfg.database); err != nil {
+			return fmt.Errorf("--database is not a valid postgres:// URL") // the error would quote the password
+		}
+	}
+	if cfg.minPort, cfg.maxPort, err = parsePortRange(cfg.tcpAddrPorts); err != nil {
 		return err
 	}
-	logCfg := zap.NewProductionConfig()
-	logCfg.Level = level
-	log, err := logCfg.Build()
-	if err != nil {
-		return err
+	return apiserver.CheckOptions(cfg.options())
+}
+
+// options are the apiserver options the configuration sets.
+func (cfg *config) options() apiserver.Options {
+	return apiserver.Options{
+		BaseURL:         cfg.baseURL,
+		BootstrapAPIKey: cfg.bootstrapAPIKey,
+		AdminToken:      cfg.adminToken,
+		RateLimit:       cfg.rateLimit,
+		DomainBase:      cfg.domainBase,
+		AddrPool:        apiserver.AddrPool{Host: cfg.tcpAddrHost, MinPort: cfg.minPort, MaxPort: cfg.maxPort},
 	}
+}
+
+// newLogger writes JSON lines with ISO 8601 timestamps to w. Unlike zap's production
+// preset it never samples (every access line counts) and adds no stack trace to error
+// lines (a 5xx access line has nothing to show; a panic logs its own stack).
+func newLogger(level zap.AtomicLevel, w io.Writer) *zap.Logger {
+	enc := zap.NewProductionEncoderConfig()
+	enc.EncodeTime = zapcore.ISO8601TimeEncoder
+	return zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(enc), zapcore.Lock(zapcore.AddSync(w)), level), zap.AddCaller())
+}
+
+// newHTTPServer applies the timeouts that keep a slow or idle client from holding a
+// connection (and its goroutine) forever.
+func newHTTPServer(cfg *config, h http.Handler, log *zap.Logger) *http.Server {
+	// net/http reports failed TLS handshakes, accept errors and the like here.
+	errorLog, _ := zap.NewStdLogAt(log, zap.WarnLevel)
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: cfg.readHeaderTimeout,
+		ReadTimeout:       cfg.readTimeout,
+		WriteTimeout:      cfg.writeTimeout,
+		IdleTimeout:       cfg.idleTimeout,
+		ErrorLog:          errorLog,
+	}
+}
+
+// serve starts the server and runs it until ctx ends. A start that fails leaves no
+// database behind that it created.
+func serve(ctx context.Context, cfg *config, stderr io.Writer) (err error) {
+	log := newLogger(cfg.level, stderr)
 	defer func() { _ = log.Sync() }()
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
-	db, where, err := openStore(ctx, cfg.database)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-
-	minPort, maxPort, err := parsePortRange(cfg.tcpAddrPorts)
-	if err != nil {
-		return err
-	}
-
+	// Listen before opening the store: a port in use must not leave a new database behind.
 	listener, err := net.Listen("tcp", cfg.listen)
 	if err != nil {
 		return err
 	}
-	if cfg.baseURL == "" {
-		cfg.baseURL = "http://" + listener.Addr().String()
+	defer func() {
+		if err != nil {
+			listener.Close()
+		}
+	}()
+	opts := cfg.options()
+	if opts.BaseURL == "" {
+		opts.BaseURL = "http://" + listener.Addr().String()
 	}
-	srv, err := apiserver.New(ctx, apiserver.Options{
-		Store:           db,
-		BaseURL:         cfg.baseURL,
-		BootstrapAPIKey: cfg.bootstrapAPIKey,
-		AdminToken:      cfg.adminToken,
-		Logger:          log,
-		RateLimit:       cfg.rateLimit,
-		DomainBase:      cfg.domainBase,
-		AddrPool:        apiserver.AddrPool{Host: cfg.tcpAddrHost, MinPort: minPort, MaxPort: maxPort},
-	})
+	db, where, discard, err := openStore(ctx, cfg.database)
 	if err != nil {
 		return err
 	}
+	opts.Store, opts.Logger = db, log
+	srv, err := apiserver.New(ctx, opts)
+	if err != nil {
+		db.Close()
+		discard()
+		return err
+	}
+	defer db.Close()
 	if token := srv.BootstrapToken(); token != "" {
 		// Printed once, to the terminal only: the store keeps just its hash.
-		fmt.Fprintf(os.Stderr, "\nBootstrap admin API key token (shown once, keep it):\n\n  %s\n\n", token)
+		fmt.Fprintf(stderr, "\nBootstrap admin API key token (shown once, keep it):\n\n  %s\n\n", token)
 	}
 
-	httpServer := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	httpServer := newHTTPServer(cfg, srv, log)
 	errc := make(chan error, 1)
 	go func() { errc <- httpServer.Serve(listener) }()
-	log.Info("listening", zap.String("address", listener.Addr().String()), zap.String("base_url", cfg.baseURL), zap.String("database", where), zap.String("version", version))
+	log.Info("listening", zap.String("address", listener.Addr().String()), zap.String("base_url", opts.BaseURL), zap.String("database", where), zap.String("version", version))
 
 	select {
 	case err := <-errc:
@@ -170,7 +339,7 @@ func run() error {
 	return nil
 }
 
-// parsePortRange reads "MIN-MAX" (or a single port); apiserver.New checks the bounds.
+// parsePortRange reads "MIN-MAX" (or a single port); apiserver.CheckOptions checks the bounds.
 func parsePortRange(s string) (minPort, maxPort int, err error) {
 	lo, hi, isRange := strings.Cut(s, "-")
 	if !isRange {
@@ -184,17 +353,38 @@ func parsePortRange(s string) (minPort, maxPort int, err error) {
 	return minPort, maxPort, nil
 }
 
+func isPostgres(database string) bool {
+	return strings.HasPrefix(database, "postgres://") || strings.HasPrefix(database, "postgresql://")
+}
+
 // openStore opens the store that --database names: a postgres:// (or postgresql://) URL, or
-// else a SQLite file. It also returns how to name it in logs, without a password.
-func openStore(ctx context.Context, database string) (store.Store, string, error) {
-	if strings.HasPrefix(database, "postgres://") || strings.HasPrefix(database, "postgresql://") {
+// else a SQLite file. It also returns how to name it in logs, without a password, and
+// discard, which removes (after Close) the SQLite files this call created, so a start that
+// fails later leaves no empty database behind. A failed openStore has discarded already.
+func openStore(ctx context.Context, database string) (db store.Store, where string, discard func(), err error) {
+	if isPostgres(database) {
 		u, err := url.Parse(database)
 		if err != nil {
-			return nil, "", fmt.Errorf("--database: %w", err)
+			return nil, "", nil, errors.New("--database is not a valid postgres:// URL")
 		}
 		db, err := postgres.Open(ctx, database)
-		return db, u.Redacted(), err
+		return db, u.Redacted(), func() {}, err
 	}
-	db, err := sqlite.Open(ctx, database)
-	return db, database, err
+	var created []string
+	for _, f := range sqlite.Files(database) {
+		if _, err := os.Lstat(f); errors.Is(err, fs.ErrNotExist) {
+			created = append(created, f)
+		}
+	}
+	discard = func() {
+		for _, f := range created {
+			_ = os.Remove(f)
+		}
+	}
+	sdb, err := sqlite.Open(ctx, database)
+	if err != nil {
+		discard()
+		return nil, "", nil, err
+	}
+	return sdb, database, discard, nil
 }

@@ -1,6 +1,21 @@
 package main
 
-import "testing"
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
+	"github.com/warrenhq/terraform-provider-warren/internal/ids"
+)
 
 func TestParsePortRange(t *testing.T) {
 	for _, tt := range []struct {
@@ -19,5 +34,207 @@ func TestParsePortRange(t *testing.T) {
 		if (err == nil) != tt.ok || lo != tt.min || hi != tt.max {
 			t.Errorf("parsePortRange(%q) = %d, %d, %v", tt.in, lo, hi, err)
 		}
+	}
+}
+
+// lockedBuffer is a bytes.Buffer the server may write to while the test reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// envOf turns a map into the environment run reads.
+func envOf(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+// emptyDir fails when the command left anything in dir.
+func emptyDir(t *testing.T, dir string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 0 {
+		t.Fatalf("the command left %v behind", entries)
+	}
+}
+
+// TestCommandLine runs the command in-process on command lines that must not start a server:
+// each gets its exit code and output, and none creates a database, neither where --database
+// points nor in the working directory.
+func TestCommandLine(t *testing.T) {
+	const usageStart = "warren-apiserver serves the Tunnel and Edge Management API."
+	for _, tt := range []struct {
+		args           []string
+		env            map[string]string
+		code           int
+		stdout, stderr string // substrings; "" checks the stream is empty
+	}{
+		{args: []string{"bogus"}, code: 2, stderr: `unknown command "bogus"`},
+		{args: []string{"--listen", "127.0.0.1:0", "bogus"}, code: 2, stderr: `unexpected argument "bogus"`},
+		{args: []string{"version", "x"}, code: 2, stderr: "version takes no arguments"},
+		{args: []string{"--nope"}, code: 2, stderr: "flag provided but not defined: -nope"},
+		{args: []string{"version"}, stdout: "dev\n"},
+		{args: []string{"--version"}, stdout: "dev\n"},
+		{args: []string{"-version"}, stdout: "dev\n"},
+		{args: []string{"--version"}, env: map[string]string{"WARREN_RATE_LIMIT": "abc"}, stdout: "dev\n"},
+		{args: []string{"help"}, stdout: usageStart},
+		{args: []string{"--help"}, stdout: usageStart},
+		{args: []string{"-h"}, stdout: usageStart},
+		{args: []string{"--rate-limit", "x"}, code: 2, stderr: `invalid value "x" for flag -rate-limit`},
+		{args: []string{"--rate-limit", "-1"}, code: 2, stderr: "--rate-limit -1 is negative"},
+		{env: map[string]string{"WARREN_RATE_LIMIT": "abc"}, code: 2, stderr: `invalid value "abc" for WARREN_RATE_LIMIT`},
+		{args: []string{"--log-level", "loud"}, code: 2, stderr: `--log-level "loud" is not one of`},
+		{args: []string{"--read-timeout", "-1s"}, code: 2, stderr: "--read-timeout -1s is negative"},
+		{env: map[string]string{"WARREN_IDLE_TIMEOUT": "soon"}, code: 2, stderr: `invalid value "soon" for WARREN_IDLE_TIMEOUT`},
+		{args: []string{"--listen", "8080"}, code: 2, stderr: `--listen "8080" is not a host:port address`},
+		{args: []string{"--base-url", "warren.example.com"}, code: 2, stderr: `--base-url "warren.example.com" is not an http:// or https:// URL`},
+		{args: []string{"--tcp-addr-ports", "a-b"}, code: 2, stderr: `--tcp-addr-ports "a-b" is not a port range`},
+		{args: []string{"--tcp-addr-ports", "5-1"}, code: 2, stderr: "ports 5-1 are not a range within 1-65535"},
+		{args: []string{"--domain-base", "bad_domain"}, code: 2, stderr: `the domain base "bad_domain" is not a fully qualified domain name`},
+		{args: []string{"--bootstrap-api-key", "short"}, code: 2, stderr: "the bootstrap API key must have the shape"},
+		{args: []string{"--database", "postgres://u:hunter2@db:bad/x"}, code: 2, stderr: "--database is not a valid postgres:// URL"},
+	} {
+		t.Run(strings.Join(tt.args, " ")+fmt.Sprint(tt.env), func(t *testing.T) {
+			dir := t.TempDir()
+			t.Chdir(dir)
+			env := map[string]string{"WARREN_DATABASE": filepath.Join(dir, "w.db")}
+			maps.Copy(env, tt.env)
+			var stdout, stderr lockedBuffer
+			code := run(t.Context(), tt.args, envOf(env), &stdout, &stderr)
+			if code != tt.code {
+				t.Errorf("exit code %d, want %d; stderr: %s", code, tt.code, stderr.String())
+			}
+			for _, s := range []struct{ name, got, want string }{{"stdout", stdout.String(), tt.stdout}, {"stderr", stderr.String(), tt.stderr}} {
+				if (s.want == "") != (s.got == "") || !strings.Contains(s.got, s.want) {
+					t.Errorf("%s = %q, want it to contain %q", s.name, s.got, s.want)
+				}
+			}
+			if strings.Contains(stderr.String(), "hunter2") {
+				t.Error("the database password reached the output")
+			}
+			// A wrong command line shows the usage after saying what is wrong.
+			wrongLine := strings.Contains(tt.stderr, "argument") || strings.Contains(tt.stderr, "command") || strings.Contains(tt.stderr, "not defined")
+			if wrongLine && !strings.Contains(stderr.String(), usageStart) {
+				t.Errorf("stderr lacks the usage: %s", stderr.String())
+			}
+			emptyDir(t, dir)
+		})
+	}
+}
+
+func TestTokenCommand(t *testing.T) {
+	var stdout, stderr lockedBuffer
+	if code := run(t.Context(), []string{"token"}, envOf(nil), &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if _, _, ok := ids.SplitToken(strings.TrimSpace(stdout.String())); !ok {
+		t.Fatalf("token %q has not the shape of an API key token", stdout.String())
+	}
+}
+
+// TestFlagsWinOverEnvironment: the environment fills only the flags the command line leaves
+// out, and --help shows built-in defaults, never a token from the environment.
+func TestFlagsWinOverEnvironment(t *testing.T) {
+	env := envOf(map[string]string{"WARREN_RATE_LIMIT": "abc", "WARREN_LISTEN": "127.0.0.1:9", "WARREN_READ_TIMEOUT": "3s", "WARREN_ADMIN_TOKEN": "admin-secret-1"})
+	cfg, err := parseFlags([]string{"--rate-limit", "5"}, env, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.rateLimit != 5 || cfg.listen != "127.0.0.1:9" || cfg.readTimeout != 3*time.Second || cfg.idleTimeout != 120*time.Second || cfg.adminToken != "admin-secret-1" {
+		t.Fatalf("config %+v", cfg)
+	}
+	var stdout lockedBuffer
+	run(t.Context(), []string{"--help"}, env, &stdout, io.Discard)
+	if strings.Contains(stdout.String(), "admin-secret-1") {
+		t.Fatal("--help printed the admin token from the environment")
+	}
+}
+
+// TestFailedStartLeavesNothing: a start that fails after the command line was accepted
+// exits 1 with an error naming the cause, and creates no database (nor removes one that was
+// there).
+func TestFailedStartLeavesNothing(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+
+	dir := t.TempDir()
+	garbage := filepath.Join(dir, "garbage.db")
+	content := []byte(strings.Repeat("not a database ", 100))
+	if err := os.WriteFile(garbage, content, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--listen", busy.Addr().String(), "--database", filepath.Join(dir, "w.db")}, "address already in use"},
+		{[]string{"--listen", "127.0.0.1:0", "--database", filepath.Join(dir, "missing", "w.db")}, "cannot create the database " + filepath.Join(dir, "missing", "w.db") + ": the directory " + filepath.Join(dir, "missing") + " does not exist"},
+		{[]string{"--listen", "127.0.0.1:0", "--database", garbage}, garbage + ": migrate"},
+	} {
+		var stdout, stderr lockedBuffer
+		code := run(t.Context(), tt.args, envOf(nil), &stdout, &stderr)
+		if code != 1 || !strings.Contains(stderr.String(), tt.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 1 and %q", tt.args, code, stderr.String(), tt.want)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 || entries[0].Name() != "garbage.db" {
+		t.Fatalf("files left: %v", entries)
+	}
+	if got, _ := os.ReadFile(garbage); !bytes.Equal(got, content) {
+		t.Fatal("the existing file was changed")
+	}
+}
+
+// TestOpenStoreDiscard: discard removes the files of a database this start created, and
+// leaves one that existed before.
+func TestOpenStoreDiscard(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "w.db")
+	db, _, discard, err := openStore(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Write(t.Context(), func(tx store.Tx) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("the database was not created: %v", err)
+	}
+	db.Close()
+	discard()
+	emptyDir(t, dir)
+
+	// Existing now: a second start's discard keeps it.
+	db, _, _, err = openStore(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	db, _, discard, err = openStore(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	discard()
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("discard removed a database that existed before: %v", err)
 	}
 }

@@ -10,8 +10,11 @@ import (
 	"context"
 	"database/sql"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 
 	"github.com/pressly/goose/v3"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -36,8 +39,48 @@ var dialect = sqlstore.Dialect{
 }
 
 // Open opens (creating if needed) the database at path and migrates it to the current schema.
-// path is a file name; it must not contain '?'.
+// path is a file name; it must not contain '?'. Errors name the path.
 func Open(ctx context.Context, path string) (*Store, error) {
+	if err := checkPath(path); err != nil {
+		return nil, err
+	}
+	db, err := openStore(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %s: %w", path, err)
+	}
+	return db, nil
+}
+
+// Files returns the files a database at path consists of: the database itself and, in WAL
+// mode, its write-ahead log and shared-memory index. A caller that wants to undo the
+// creation of a database removes those of them that did not exist before.
+func Files(path string) []string {
+	return []string{path, path + "-wal", path + "-shm"}
+}
+
+// checkPath says in plain words what the driver would report cryptically ("out of memory",
+// "unable to open database file"): a missing directory, or a directory in place of the file.
+func checkPath(path string) error {
+	if path == "" {
+		return errors.New("sqlite: the database path is empty")
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("sqlite: %s is a directory, not a database file", path)
+	}
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("sqlite: cannot create the database %s: the directory %s does not exist", path, dir)
+	case err != nil:
+		return fmt.Errorf("sqlite: %s: %w", path, err)
+	case !fi.IsDir():
+		return fmt.Errorf("sqlite: cannot create the database %s: %s is not a directory", path, dir)
+	}
+	return nil
+}
+
+func openStore(ctx context.Context, path string) (*Store, error) {
 	// synchronous is per connection, and only the writer commits.
 	write, err := openDB(path, "_txlock=immediate&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)")
 	if err != nil {
@@ -65,7 +108,7 @@ func openDB(path, params string) (*sql.DB, error) {
 	// and writers in other processes.
 	db, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&"+params)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+		return nil, err
 	}
 	return db, nil
 }
@@ -77,10 +120,10 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	}
 	p, err := goose.NewProvider(goose.DialectSQLite3, db, fsys, goose.WithDisableGlobalRegistry(true))
 	if err != nil {
-		return fmt.Errorf("sqlite: migrations: %w", err)
+		return fmt.Errorf("migrations: %w", err)
 	}
 	if _, err := p.Up(ctx); err != nil {
-		return fmt.Errorf("sqlite: migrate: %w", err)
+		return fmt.Errorf("migrate: %w", err)
 	}
 	return nil
 }

@@ -263,3 +263,28 @@ func BenchmarkList(b *testing.B) {
 		}
 	}
 }
+
+// TestOpenNamesThePath: a path the driver cannot use gives an error in plain words that
+// names it, and creates nothing.
+func TestOpenNamesThePath(t *testing.T) {
+	dir := t.TempDir()
+	garbage := filepath.Join(dir, "garbage.db")
+	if err := os.WriteFile(garbage, []byte(strings.Repeat("not a database ", 100)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ path, want string }{
+		{filepath.Join(dir, "missing", "w.db"), "the directory " + filepath.Join(dir, "missing") + " does not exist"},
+		{filepath.Join(garbage, "w.db"), garbage + " is not a directory"},
+		{dir, dir + " is a directory"},
+		{garbage, garbage + ": migrate"},
+	} {
+		_, err := Open(t.Context(), tt.path)
+		if err == nil || !strings.Contains(err.Error(), tt.path) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Open(%s) = %v, want an error naming the path and saying %q", tt.path, err, tt.want)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Fatalf("Open created files: %v", entries)
+	}
+}
