@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -284,5 +285,98 @@ func TestRetriesRunOut(t *testing.T) {
 	var apiErr *client.Error
 	if !errors.As(err, &apiErr) || apiErr.Code() != "ERR_226" || calls.Load() != 3 {
 		t.Fatalf("err = %v after %d calls, want ERR_226 after 3", err, calls.Load())
+	}
+}
+
+// TestRetryTimeout: a request whose next retry would come after RetryTimeout is given up at
+// once with the last answer and ErrRetryTimeout, whether the server asks for a long wait or
+// keeps refusing.
+func TestRetryTimeout(t *testing.T) {
+	for _, retryAfter := range []string{"60", "0"} {
+		var calls atomic.Int32
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			calls.Add(1)
+			w.Header().Set("Retry-After", retryAfter)
+			w.WriteHeader(429)
+			fmt.Fprint(w, `{"error_code":"ERR_226","status_code":429,"msg":"rate limited","details":{}}`)
+		}))
+		c := client.New(client.Config{BaseURL: srv.URL, RetryTimeout: 800 * time.Millisecond})
+		_, err := c.IPPolicies.Get(context.Background(), "ipp_1")
+		var apiErr *client.Error
+		if !errors.Is(err, client.ErrRetryTimeout) || !errors.As(err, &apiErr) || apiErr.Code() != "ERR_226" {
+			t.Errorf("Retry-After %s: err = %v, want ERR_226 and the retry timeout", retryAfter, err)
+		}
+		// A 60 s wait cannot fit: no retry. Retry-After 0 waits under 0.5 s: at least one retry.
+		if n := calls.Load(); (retryAfter == "60" && n != 1) || (retryAfter == "0" && n < 2) {
+			t.Errorf("Retry-After %s: %d calls", retryAfter, n)
+		}
+		srv.Close()
+	}
+}
+
+// Cancelling the context ends the wait between retries at once, with the context's error.
+func TestRetriesStopWhenTheContextIsCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "30")
+		w.WriteHeader(503)
+		cancel() // while the client reads this answer, before it waits
+	}))
+	defer srv.Close()
+	c := client.New(client.Config{BaseURL: srv.URL})
+	_, err := c.IPPolicies.Get(ctx, "ipp_1")
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want the context's cancellation", err)
+	}
+}
+
+// resetFirst answers its first request by resetting the connection, later ones with body.
+func resetFirst(t *testing.T, calls *atomic.Int32, body string) *httptest.Server {
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			conn, _, err := http.NewResponseController(w).Hijack()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			conn.(*net.TCPConn).SetLinger(0) // close with RST
+			conn.Close()
+			return
+		}
+		fmt.Fprint(w, body)
+	}))
+}
+
+// A connection reset before the answer is retried for GET, PUT and DELETE, never for POST or
+// PATCH: those may have reached the server.
+func TestConnectionResetRetriedOnlyWhenIdempotent(t *testing.T) {
+	for method, call := range map[string]func(*client.Client) error{
+		"GET":    func(c *client.Client) error { _, err := c.IPPolicies.Get(context.Background(), "ipp_1"); return err },
+		"DELETE": func(c *client.Client) error { return c.IPPolicies.Delete(context.Background(), "ipp_1") },
+		"POST": func(c *client.Client) error {
+			_, err := c.IPPolicies.Create(context.Background(), api.IPPolicyCreate{})
+			return err
+		},
+		"PATCH": func(c *client.Client) error {
+			_, err := c.IPPolicies.Update(context.Background(), "ipp_1", api.IPPolicyUpdate{})
+			return err
+		},
+	} {
+		var calls atomic.Int32
+		srv := resetFirst(t, &calls, `{"id":"ipp_1"}`)
+		err := call(client.New(client.Config{BaseURL: srv.URL}))
+		switch method {
+		case "GET", "DELETE":
+			if err != nil || calls.Load() != 2 {
+				t.Errorf("%s: err = %v after %d calls, want success on the retry", method, err, calls.Load())
+			}
+		default:
+			var apiErr *client.Error
+			if err == nil || errors.As(err, &apiErr) || calls.Load() != 1 {
+				t.Errorf("%s: err = %v after %d calls, want the connection error after one", method, err, calls.Load())
+			}
+		}
+		srv.Close()
 	}
 }
