@@ -9,10 +9,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apiservertest"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/client"
@@ -379,4 +381,76 @@ func TestConnectionResetRetriedOnlyWhenIdempotent(t *testing.T) {
 		}
 		srv.Close()
 	}
+}
+
+// refusals counts the server's 429 answers and notes when the first came.
+type refusals struct {
+	n     atomic.Int32
+	first atomic.Int64 // Unix nanoseconds of the first 429, 0 before
+}
+
+func (r *refusals) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err == nil && resp.StatusCode == http.StatusTooManyRequests {
+		r.n.Add(1)
+		r.first.CompareAndSwap(0, time.Now().UnixNano())
+	}
+	return resp, err
+}
+
+// TestParallelWorkersWithinTheSpecRateLimit: ten workers make 240 requests (creates and
+// reads) against a real server limited to details.md's 120 requests per 60 s. Past the burst
+// the server answers 429, and every request still succeeds, each create exactly once.
+//
+// The server's clock stands still until its first 429, so the burst is surely spent whatever
+// the machine's speed; then it runs 30 times faster than the wall clock, so the bucket refills
+// in 2 s instead of a minute. Retry-After stays in real seconds: the client truly waits.
+func TestParallelWorkersWithinTheSpecRateLimit(t *testing.T) {
+	const workers, perWorker, speedup = 10, 12, 30
+	seen := &refusals{}
+	start := time.Now()
+	srv := apiservertest.Start(t, func(o *apiserver.Options) {
+		o.RateLimit = 120
+		o.Now = func() time.Time {
+			first := seen.first.Load()
+			if first == 0 {
+				return start
+			}
+			return start.Add(time.Since(time.Unix(0, first)) * speedup)
+		}
+	})
+	c := client.New(client.Config{BaseURL: srv.URL, APIKey: srv.APIKey, HTTPClient: &http.Client{Transport: seen}})
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make(chan error, workers*perWorker)
+	for w := range workers {
+		wg.Go(func() {
+			for i := range perWorker {
+				desc := fmt.Sprintf("w%d-%d", w, i)
+				p, err := c.IPPolicies.Create(ctx, api.IPPolicyCreate{Description: api.String(desc)})
+				if err == nil {
+					p, err = c.IPPolicies.Get(ctx, p.ID)
+				}
+				if err == nil && p.Description != desc {
+					err = fmt.Errorf("read back %q, want %q", p.Description, desc)
+				}
+				if err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if seen.n.Load() == 0 {
+		t.Fatal("the server never answered 429: the test did not exercise the limit")
+	}
+	all, err := c.IPPolicies.List(ctx, client.ListOptions{Limit: 100})
+	if err != nil || len(all) != workers*perWorker {
+		t.Fatalf("List = %d policies, %v; want %d, one per create", len(all), err, workers*perWorker)
+	}
+	t.Logf("%d requests answered 429 and were retried", seen.n.Load())
 }

@@ -2,6 +2,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -80,13 +81,13 @@ func parseFlags() config {
 	str(&cfg.bootstrapAPIKey, "bootstrap-api-key", "WARREN_BOOTSTRAP_API_KEY", "", "token of the admin API key created on an empty database (default: generate one and print it once)")
 	str(&cfg.adminToken, "admin-token", "WARREN_ADMIN_TOKEN", "", "bearer token of the operator endpoints under /_admin/ (off when empty)")
 	str(&cfg.logLevel, "log-level", "WARREN_LOG_LEVEL", "info", "log level: debug, info, warn or error")
-	rateLimit := 120
+	rateLimit := apiserver.DefaultRateLimit
 	if v, ok := os.LookupEnv("WARREN_RATE_LIMIT"); ok {
 		if n, err := strconv.Atoi(v); err == nil {
 			rateLimit = n
 		}
 	}
-	fs.IntVar(&cfg.rateLimit, "rate-limit", rateLimit, "API requests per minute per account, 0 for no limit [WARREN_RATE_LIMIT]")
+	fs.IntVar(&cfg.rateLimit, "rate-limit", rateLimit, "API requests per minute per account, all at once or spread out (429 ERR_226 beyond); 0 for no limit; the spec's limit is 120 [WARREN_RATE_LIMIT]")
 	str(&cfg.domainBase, "domain-base", "WARREN_DOMAIN_BASE", apiserver.DefaultDomainBase, "the service's own base domain: reserved domains under it are service-owned; CNAME and ACME targets live under it")
 	str(&cfg.tcpAddrHost, "tcp-addr-host", "WARREN_TCP_ADDR_HOST", "", "host of the reserved TCP addresses (default tcp.<domain base>)")
 	str(&cfg.tcpAddrPorts, "tcp-addr-ports", "WARREN_TCP_ADDR_PORTS", fmt.Sprintf("%d-%d", apiserver.DefaultAddrMinPort, apiserver.DefaultAddrMaxPort), "port range of the reserved TCP addresses, MIN-MAX")
@@ -139,7 +140,7 @@ func run() error {
 		BootstrapAPIKey: cfg.bootstrapAPIKey,
 		AdminToken:      cfg.adminToken,
 		Logger:          log,
-		RateLimit:       cfg.rateLimit,
+		RateLimit:       cmp.Or(cfg.rateLimit, -1), // the flag's 0 is "no limit", Options' 0 the default
 		DomainBase:      cfg.domainBase,
 		AddrPool:        apiserver.AddrPool{Host: cfg.tcpAddrHost, MinPort: minPort, MaxPort: maxPort},
 	})
