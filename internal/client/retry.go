@@ -27,7 +27,7 @@ const (
 
 // ErrRetryTimeout is in the error of a request given up because its next retry would come
 // after Config.RetryTimeout.
-var ErrRetryTimeout = errors.New("retry timeout reached")
+var ErrRetryTimeout = errors.New("retry timeout")
 
 // retryPolicy decides which answers are retried and how long to wait before each retry.
 // resty's own retries are off: they know no total deadline and cannot tell a POST from a GET
@@ -166,7 +166,7 @@ func (c *Client) execute(ctx context.Context, method, url string, body any) (*re
 		}
 		tries := attempt + 1
 		if c.retry.maxRetries >= 0 && attempt >= c.retry.maxRetries {
-			return nil, fmt.Errorf("%w (gave up after %d attempts)", last, tries)
+			return nil, fmt.Errorf("%w (gave up after %s)", last, attempts(tries))
 		}
 		var header http.Header
 		if resp != nil {
@@ -175,18 +175,25 @@ func (c *Client) execute(ctx context.Context, method, url string, body any) (*re
 		now := time.Now()
 		wait := c.retry.wait(header, attempt, now)
 		if now.Add(wait).After(giveUpAt) {
-			return nil, fmt.Errorf("%w (gave up after %d attempts: %w of %s)", last, tries, ErrRetryTimeout, c.retry.timeout)
+			return nil, fmt.Errorf("%w (gave up after %s: a retry in %s would pass the %w of %s)", last, attempts(tries), wait.Round(100*time.Millisecond), ErrRetryTimeout, c.retry.timeout)
 		}
 		// Waiting past the context's deadline would only end in its error: stop now.
 		if deadline, ok := ctx.Deadline(); ok && now.Add(wait).After(deadline) {
-			return nil, fmt.Errorf("%w (gave up after %d attempts: %w)", last, tries, context.DeadlineExceeded)
+			return nil, fmt.Errorf("%w (gave up after %s: a retry in %s would pass the %w)", last, attempts(tries), wait.Round(100*time.Millisecond), context.DeadlineExceeded)
 		}
 		timer := time.NewTimer(wait)
 		select {
 		case <-timer.C:
 		case <-ctx.Done():
 			timer.Stop()
-			return nil, fmt.Errorf("%w (gave up after %d attempts: %w)", last, tries, ctx.Err())
+			return nil, fmt.Errorf("%w (gave up after %s: %w)", last, attempts(tries), ctx.Err())
 		}
 	}
+}
+
+func attempts(n int) string {
+	if n == 1 {
+		return "1 attempt"
+	}
+	return fmt.Sprintf("%d attempts", n)
 }
