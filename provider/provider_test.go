@@ -253,7 +253,7 @@ func TestAccProviderRetrySettings(t *testing.T) {
 			{
 				// Retry-After is 60 s: it cannot fit in 2 s, so the provider gives up at once.
 				Config:      block(`retry_timeout = "2s"`),
-				ExpectError: regexp.MustCompile(`(?s)ERR_226.*gave\s+up\s+after\s+1\s+attempt:.*would\s+pass\s+the\s+retry\s+timeout\s+of\s+2s`),
+				ExpectError: regexp.MustCompile(`(?s)ERR_226.*gave\s+up\s+after\s+1\s+attempt,.*would\s+come\s+after\s+the\s+retry\s+timeout\s+of\s+2s`),
 			},
 			{
 				Config:      block(`max_retries = 0`),

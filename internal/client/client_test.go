@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -307,6 +308,9 @@ func TestRetryTimeout(t *testing.T) {
 		var apiErr *client.Error
 		if !errors.Is(err, client.ErrRetryTimeout) || !errors.As(err, &apiErr) || apiErr.Code() != "ERR_226" {
 			t.Errorf("Retry-After %s: err = %v, want ERR_226 and the retry timeout", retryAfter, err)
+		}
+		if want := regexp.MustCompile(`^warren API: 429 ERR_226: rate limited \(gave up after 1 attempt, as a retry in 1m[0-9.]+s would come after the retry timeout of 800ms\)$`); retryAfter == "60" && !want.MatchString(err.Error()) {
+			t.Errorf("message %q does not match %s", err, want)
 		}
 		// A 60 s wait cannot fit: no retry. Retry-After 0 waits under 0.5 s: at least one retry.
 		if n := calls.Load(); (retryAfter == "60" && n != 1) || (retryAfter == "0" && n < 2) {

@@ -175,11 +175,11 @@ func (c *Client) execute(ctx context.Context, method, url string, body any) (*re
 		now := time.Now()
 		wait := c.retry.wait(header, attempt, now)
 		if now.Add(wait).After(giveUpAt) {
-			return nil, fmt.Errorf("%w (gave up after %s: a retry in %s would pass the %w of %s)", last, attempts(tries), wait.Round(100*time.Millisecond), ErrRetryTimeout, c.retry.timeout)
+			return nil, fmt.Errorf("%w (gave up after %s, as a retry in %s would come after the %w of %s)", last, attempts(tries), wait.Round(100*time.Millisecond), ErrRetryTimeout, c.retry.timeout)
 		}
 		// Waiting past the context's deadline would only end in its error: stop now.
 		if deadline, ok := ctx.Deadline(); ok && now.Add(wait).After(deadline) {
-			return nil, fmt.Errorf("%w (gave up after %s: a retry in %s would pass the %w)", last, attempts(tries), wait.Round(100*time.Millisecond), context.DeadlineExceeded)
+			return nil, fmt.Errorf("%w (gave up after %s, as a retry in %s would come after the deadline: %w)", last, attempts(tries), wait.Round(100*time.Millisecond), context.DeadlineExceeded)
 		}
 		timer := time.NewTimer(wait)
 		select {
@@ -191,6 +191,7 @@ func (c *Client) execute(ctx context.Context, method, url string, body any) (*re
 	}
 }
 
+// attempts spells a count of attempts.
 func attempts(n int) string {
 	if n == 1 {
 		return "1 attempt"
