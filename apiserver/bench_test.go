@@ -8,7 +8,8 @@ import (
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apiservertest"
 )
 
-// benchRequest sends one authenticated request and fails on an unexpected status.
+// benchRequest sends one authenticated request and fails on an unexpected status. The
+// benchmarks turn the rate limit off: b.Loop sends more than any allowance.
 func benchRequest(b *testing.B, srv *apiservertest.Server, method, path, body string, want int) {
 	req, _ := http.NewRequest(method, srv.URL+path, bytes.NewBufferString(body))
 	req.Header.Set("Authorization", "Bearer "+srv.APIKey)
@@ -27,14 +28,14 @@ func benchRequest(b *testing.B, srv *apiservertest.Server, method, path, body st
 }
 
 func BenchmarkCreateCredential(b *testing.B) {
-	srv := apiservertest.Start(b)
+	srv := apiservertest.Start(b, apiservertest.NoRateLimit)
 	for b.Loop() {
 		benchRequest(b, srv, "POST", "/credentials", `{"description":"bench","acl":["bind:*.example.com"]}`, 201)
 	}
 }
 
 func BenchmarkGetAuthenticated(b *testing.B) {
-	srv := apiservertest.Start(b)
+	srv := apiservertest.Start(b, apiservertest.NoRateLimit)
 	benchRequest(b, srv, "GET", "/api_keys", "", 200)
 	for b.Loop() {
 		benchRequest(b, srv, "GET", "/api_keys?limit=10", "", 200)
@@ -42,7 +43,7 @@ func BenchmarkGetAuthenticated(b *testing.B) {
 }
 
 func BenchmarkListFiltered(b *testing.B) {
-	srv := apiservertest.Start(b)
+	srv := apiservertest.Start(b, apiservertest.NoRateLimit)
 	for range 300 {
 		benchRequest(b, srv, "POST", "/credentials", `{"description":"bench"}`, 201)
 	}

@@ -23,7 +23,7 @@ func (s *Server) cors(mux *http.ServeMux, next http.Handler) http.Handler {
 		h.Set("Access-Control-Allow-Credentials", "true")
 		h.Add("Vary", "Origin")
 		if r.Method != http.MethodOptions || r.Header.Get("Access-Control-Request-Method") == "" {
-			h.Set("Access-Control-Expose-Headers", "Service-Operation-Id, Retry-After")
+			h.Set("Access-Control-Expose-Headers", "Service-Operation-Id, Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset")
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -1,44 +1,33 @@
 package apiserver
 
 import (
-	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 )
 
 func TestAccountLimiter(t *testing.T) {
-	l := newAccountLimiter(3)
+	l := newAccountLimiter(3) // one request back every 20 s
 	now := time.Unix(1_700_000_000, 0)
 	for i := range 3 {
-		if ok, _ := l.allow("ac_a", now); !ok {
-			t.Fatalf("request %d refused within the burst", i)
+		d := l.allow("ac_a", now)
+		if want := (rateDecision{allowed: true, remaining: 2 - i, reset: time.Duration(i+1) * 20 * time.Second}); d != want {
+			t.Fatalf("request %d: %+v, want %+v", i, d, want)
 		}
 	}
-	ok, wait := l.allow("ac_a", now)
-	if ok || wait <= 0 || wait > 20*time.Second {
-		t.Fatalf("4th request: ok=%v wait=%v, want refused with a wait of at most 20s", ok, wait)
+	if d := l.allow("ac_a", now); d != (rateDecision{remaining: 0, reset: time.Minute, retryAfter: 20 * time.Second}) {
+		t.Fatalf("4th request: %+v, want refused for 20s", d)
 	}
-	if ok, _ := l.allow("ac_b", now); !ok {
+	if d := l.allow("ac_b", now); !d.allowed {
 		t.Fatal("another account shares the allowance")
 	}
-	if ok, _ := l.allow("ac_a", now.Add(20*time.Second)); !ok {
-		t.Fatal("the allowance was not refilled after 20s (3 per minute)")
+	// Half a token later: still refused, and the refusal took nothing.
+	if d := l.allow("ac_a", now.Add(10*time.Second)); d.allowed || d.retryAfter != 10*time.Second || d.reset != 50*time.Second {
+		t.Fatalf("after 10s: %+v", d)
 	}
-}
-
-func TestRateLimitAnswers429(t *testing.T) {
-	s, token := newTestServer(t, nil)
-	s.limiter = newAccountLimiter(2)
-	var last *httptest.ResponseRecorder
-	for range 3 {
-		req := httptest.NewRequest("GET", "/api_keys", nil)
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("Service-Version", "2")
-		last = httptest.NewRecorder()
-		s.ServeHTTP(last, req)
+	if d := l.allow("ac_a", now.Add(20*time.Second)); !d.allowed || d.remaining != 0 || d.reset != time.Minute {
+		t.Fatalf("after 20s: %+v, want the refilled request taken", d)
 	}
-	if last.Code != http.StatusTooManyRequests || last.Header().Get("Retry-After") == "" {
-		t.Fatalf("got %d, Retry-After %q: %s", last.Code, last.Header().Get("Retry-After"), last.Body)
+	if d := l.allow("ac_a", now.Add(2*time.Minute)); !d.allowed || d.remaining != 2 {
+		t.Fatalf("after 2 min: %+v, want a full allowance less this request", d)
 	}
 }

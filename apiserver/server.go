@@ -37,8 +37,9 @@ type Options struct {
 	MaxBodyBytes int64
 	// Now returns the current time; tests may fix it. Defaults to time.Now.
 	Now func() time.Time
-	// RateLimit is the number of API requests an account may make per minute (details.md
-	// §1 says 120); 0 turns the limit off.
+	// RateLimit is the number of API requests an account may make per minute, all at once
+	// or spread out. 0 means DefaultRateLimit; a negative value turns the limit off.
+	// details.md §1's limit is 120.
 	RateLimit int
 	// DomainBase is the service's own base domain. Defaults to DefaultDomainBase. It cannot
 	// be reserved itself; reserved domains under it are service-owned (no CNAME target, no
@@ -101,6 +102,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	// Every store call goes through the debug log of its timings.
 	opts.Store = loggedStore{Store: opts.Store, log: opts.Logger}
+	if opts.RateLimit == 0 {
+		opts.RateLimit = DefaultRateLimit
+	}
 	s := &Server{opts: opts, log: opts.Logger}
 	if opts.RateLimit > 0 {
 		s.limiter = newAccountLimiter(opts.RateLimit)

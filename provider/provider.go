@@ -4,17 +4,23 @@ package provider
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"strconv"
+	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/ephemeral"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/client"
+	"github.com/warrenhq/terraform-provider-warren/provider/validators"
 )
 
 var (
@@ -32,8 +38,10 @@ type warrenProvider struct {
 }
 
 type providerModel struct {
-	APIURL types.String `tfsdk:"api_url"`
-	APIKey types.String `tfsdk:"api_key"`
+	APIURL       types.String `tfsdk:"api_url"`
+	APIKey       types.String `tfsdk:"api_key"`
+	MaxRetries   types.Int64  `tfsdk:"max_retries"`
+	RetryTimeout types.String `tfsdk:"retry_timeout"`
 }
 
 func (p *warrenProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
@@ -54,6 +62,16 @@ func (p *warrenProvider) Schema(_ context.Context, _ provider.SchemaRequest, res
 				Optional:            true,
 				Sensitive:           true,
 			},
+			"max_retries": schema.Int64Attribute{
+				MarkdownDescription: "How many times one API request may be retried after the server answers `429 Too Many Requests` or `503 Service Unavailable`, or after the connection breaks before an answer (reads and deletes only: a create or an update may already have happened). `0` turns retries off. When unset, retries are not counted and `retry_timeout` alone ends them. Defaults to the `WARREN_MAX_RETRIES` environment variable.",
+				Optional:            true,
+				Validators:          []validator.Int64{int64validator.AtLeast(0)},
+			},
+			"retry_timeout": schema.StringAttribute{
+				MarkdownDescription: "How long after its first attempt an API request may still be retried, as a duration such as `30s`, `5m` or `1h`. The provider waits as long as the server's `Retry-After` asks, with random jitter, and gives up early when the next retry would come later than this. Defaults to the `WARREN_RETRY_TIMEOUT` environment variable, else `5m`.",
+				Optional:            true,
+				Validators:          []validator.String{validators.String("must be a positive duration such as `30s`, `5m` or `1h`", func(v string) error { _, err := parseRetryTimeout(v); return err })},
+			},
 		},
 	}
 }
@@ -65,8 +83,8 @@ func (p *warrenProvider) Configure(ctx context.Context, req provider.ConfigureRe
 		return
 	}
 	// Unknown values (e.g. from resources not yet created) cannot configure a client.
-	for name, v := range map[string]types.String{"api_url": cfg.APIURL, "api_key": cfg.APIKey} {
-		if v.IsUnknown() {
+	for name, unknown := range map[string]bool{"api_url": cfg.APIURL.IsUnknown(), "api_key": cfg.APIKey.IsUnknown(), "max_retries": cfg.MaxRetries.IsUnknown(), "retry_timeout": cfg.RetryTimeout.IsUnknown()} {
+		if unknown {
 			resp.Diagnostics.AddAttributeError(path.Root(name), "Unknown provider setting", "The provider cannot be configured with a value known only after apply: set "+name+" to a known value or use the environment variable.")
 		}
 	}
@@ -81,10 +99,23 @@ func (p *warrenProvider) Configure(ctx context.Context, req provider.ConfigureRe
 	if key == "" {
 		resp.Diagnostics.AddAttributeError(path.Root("api_key"), "Missing Warren API key", "Set api_key in the provider block or the WARREN_API_KEY environment variable.")
 	}
+	maxRetries, err := maxRetriesSetting(cfg.MaxRetries)
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("max_retries"), "Invalid WARREN_MAX_RETRIES", err.Error())
+	}
+	var retryTimeout time.Duration
+	if v := valueOrEnv(cfg.RetryTimeout, "WARREN_RETRY_TIMEOUT"); v != "" {
+		if retryTimeout, err = parseRetryTimeout(v); err != nil {
+			resp.Diagnostics.AddAttributeError(path.Root("retry_timeout"), "Invalid WARREN_RETRY_TIMEOUT", err.Error())
+		}
+	}
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	c := client.New(client.Config{BaseURL: url, APIKey: key, UserAgent: "terraform-provider-warren/" + p.version + " (+" + req.TerraformVersion + ")"})
+	c := client.New(client.Config{
+		BaseURL: url, APIKey: key, UserAgent: "terraform-provider-warren/" + p.version + " (+" + req.TerraformVersion + ")",
+		MaxRetries: maxRetries, RetryTimeout: retryTimeout,
+	})
 	resp.ResourceData = c
 	resp.DataSourceData = c
 	resp.EphemeralResourceData = c
@@ -95,6 +126,35 @@ func valueOrEnv(v types.String, env string) string {
 		return v.ValueString()
 	}
 	return os.Getenv(env)
+}
+
+// maxRetriesSetting reads max_retries, else WARREN_MAX_RETRIES, as client.Config.MaxRetries:
+// unset is 0 (no count, the timeout bounds retries), a setting of 0 is -1 (no retries).
+func maxRetriesSetting(v types.Int64) (int, error) {
+	n := v.ValueInt64()
+	if v.IsNull() {
+		env := os.Getenv("WARREN_MAX_RETRIES")
+		if env == "" {
+			return 0, nil
+		}
+		var err error
+		if n, err = strconv.ParseInt(env, 10, 32); err != nil || n < 0 {
+			return 0, fmt.Errorf("WARREN_MAX_RETRIES is %q: it must be a whole number, 0 or more", env)
+		}
+	}
+	if n == 0 {
+		return -1, nil
+	}
+	return int(min(n, 1<<31-1)), nil
+}
+
+// parseRetryTimeout reads a retry_timeout: a Go duration above zero.
+func parseRetryTimeout(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%q is not a positive duration such as 30s, 5m or 1h", v)
+	}
+	return d, nil
 }
 
 func (p *warrenProvider) Resources(context.Context) []func() resource.Resource {

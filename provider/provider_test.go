@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
@@ -16,6 +18,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apiservertest"
 	"github.com/warrenhq/terraform-provider-warren/internal/client"
 )
@@ -35,9 +38,10 @@ type accEnv struct {
 	apiKey string
 }
 
-func newAccEnv(t *testing.T) *accEnv {
+// newAccEnv starts a server with the defaults; configure may change its options.
+func newAccEnv(t *testing.T, configure ...func(*apiserver.Options)) *accEnv {
 	t.Helper()
-	srv := apiservertest.Start(t)
+	srv := apiservertest.Start(t, configure...)
 	return &accEnv{srv: srv, apiKey: srv.APIKey, client: client.New(client.Config{BaseURL: srv.URL, APIKey: srv.APIKey})}
 }
 
@@ -181,6 +185,83 @@ func TestAccProviderConfig(t *testing.T) {
 				PreConfig:         func() { t.Setenv("WARREN_API_KEY", env.apiKey) },
 				Config:            user,
 				ConfigStateChecks: []statecheck.StateCheck{stateValue("warren_service_user.test", "id", idPattern("service_"))},
+			},
+			// Retry settings: bad values fail the plan, from the block or the environment.
+			{
+				Config:      `provider "warren" { max_retries = -1 }` + "\n" + user,
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`(?s)max_retries.*at least 0`),
+			},
+			{
+				Config:      `provider "warren" { retry_timeout = "5 minutes" }` + "\n" + user,
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`(?s)retry_timeout.*"5 minutes" is not a positive duration`),
+			},
+			{
+				Config:      `provider "warren" { retry_timeout = "0s" }` + "\n" + user,
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`"0s" is not a positive duration`),
+			},
+			{
+				PreConfig:   func() { t.Setenv("WARREN_MAX_RETRIES", "many"); t.Setenv("WARREN_RETRY_TIMEOUT", "-5m") },
+				Config:      user,
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`(?s)Invalid WARREN_MAX_RETRIES.*Invalid WARREN_RETRY_TIMEOUT`),
+			},
+			// Good values, from the environment and from the block.
+			{
+				PreConfig:         func() { t.Setenv("WARREN_MAX_RETRIES", "3"); t.Setenv("WARREN_RETRY_TIMEOUT", "2m") },
+				Config:            user,
+				ConfigStateChecks: []statecheck.StateCheck{stateValue("warren_service_user.test", "name", knownvalue.StringExact("from-env"))},
+			},
+			{
+				Config:            "provider \"warren\" {\n  max_retries = 0\n  retry_timeout = \"90s\"\n}\n" + user,
+				ConfigStateChecks: []statecheck.StateCheck{stateValue("warren_service_user.test", "name", knownvalue.StringExact("from-env"))},
+			},
+		},
+	})
+}
+
+// TestAccProviderRetrySettings proves that the settings reach the client: against a server
+// allowing one request per minute whose clock stands still, the second create is refused,
+// and the provider gives up as its settings say. Then the clock moves a minute per request
+// so the resources can be destroyed.
+func TestAccProviderRetrySettings(t *testing.T) {
+	var ticking atomic.Bool
+	var ticks atomic.Int64
+	base := time.Now()
+	env := newAccEnv(t, func(o *apiserver.Options) {
+		o.RateLimit = 1
+		o.Now = func() time.Time {
+			if !ticking.Load() {
+				return base
+			}
+			return base.Add(time.Duration(ticks.Add(1)) * time.Minute)
+		}
+	})
+	two := `resource "warren_ip_policy" "test" {
+  count       = 2
+  description = "p${count.index}"
+}`
+	block := func(settings string) string {
+		return fmt.Sprintf("provider \"warren\" {\n  api_url = %q\n  api_key = %q\n  %s\n}\n%s", env.srv.URL, env.apiKey, settings, two)
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories,
+		CheckDestroy:             checkDestroyed("warren_ip_policy", getter(env.client.IPPolicies.Get)),
+		Steps: []resource.TestStep{
+			{
+				// Retry-After is 60 s: it cannot fit in 2 s, so the provider gives up at once.
+				Config:      block(`retry_timeout = "2s"`),
+				ExpectError: regexp.MustCompile(`(?s)ERR_226.*gave\s+up\s+after\s+1\s+attempt,.*would\s+come\s+after\s+the\s+retry\s+timeout\s+of\s+2s`),
+			},
+			{
+				Config:      block(`max_retries = 0`),
+				ExpectError: regexp.MustCompile(`(?s)ERR_226.*gave\s+up\s+after\s+1\s+attempt\)`),
+			},
+			{
+				PreConfig: func() { ticking.Store(true) },
+				Config:    block(""),
 			},
 		},
 	})

@@ -43,7 +43,8 @@ func clientFrom(providerData any, diags *diag.Diagnostics) *client.Client {
 func addAPIError(diags *diag.Diagnostics, action string, err error) {
 	var apiErr *client.Error
 	if errors.As(err, &apiErr) {
-		diags.AddError("Warren API error: could not "+action, apiErr.Error())
+		// err, not apiErr: it also says why retries stopped.
+		diags.AddError("Warren API error: could not "+action, err.Error())
 		return
 	}
 	diags.AddError("Could not "+action, err.Error())

@@ -28,8 +28,9 @@ type Server struct {
 	Store store.Store
 }
 
-// Start runs a fresh server on a temporary SQLite database until the test ends. configure
-// may change the options before the server is built (e.g. a small address pool).
+// Start runs a fresh server on a temporary SQLite database until the test ends, with the
+// server's defaults (the default rate limit included). configure may change the options
+// before the server is built (e.g. a small address pool, or NoRateLimit).
 func Start(t testing.TB, configure ...func(*apiserver.Options)) *Server {
 	t.Helper()
 	ctx := context.Background()
@@ -66,6 +67,10 @@ func Start(t testing.TB, configure ...func(*apiserver.Options)) *Server {
 	s.URL = ts.URL
 	return s
 }
+
+// NoRateLimit turns the rate limit off, for benchmarks that send more requests than any
+// real configuration.
+func NoRateLimit(o *apiserver.Options) { o.RateLimit = -1 }
 
 // NewUser adds a user with role (api.RoleAdmin or api.RoleMember) to the bootstrap account
 // and returns the user's ID and an API key token that acts as the user.

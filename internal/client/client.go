@@ -1,6 +1,7 @@
 // Package client is the Go client of the Warren API, built on resty. It sends the
 // authentication and version headers, turns error bodies into *Error, retries 429 and 503
-// answers (honouring Retry-After), and follows next_page_uri through lists.
+// answers and broken connections of idempotent requests (honouring Retry-After, with
+// jittered backoff, until a total retry timeout), and follows next_page_uri through lists.
 package client
 
 import (
@@ -9,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -20,17 +20,25 @@ import (
 
 // Config configures a Client.
 type Config struct {
-	BaseURL    string        // e.g. "https://warren.example.com"
-	APIKey     string        // API key token, sent as a bearer token
-	UserAgent  string        // e.g. "terraform-provider-warren/1.0.0"
-	HTTPClient *http.Client  // optional
-	MaxRetries int           // retries of a 429 or 503 answer; default 4, negative for none
-	MaxBackoff time.Duration // longest wait between retries; default 10s
+	BaseURL    string       // e.g. "https://warren.example.com"
+	APIKey     string       // API key token, sent as a bearer token
+	UserAgent  string       // e.g. "terraform-provider-warren/1.0.0"
+	HTTPClient *http.Client // optional
+	// MaxRetries caps the retries of one request: 0 (the default) for no cap, so that
+	// RetryTimeout alone bounds them; negative for no retries at all.
+	MaxRetries int
+	// RetryTimeout is how long after its first attempt a request may still be retried;
+	// default DefaultRetryTimeout (5 minutes). The context's deadline also ends retries.
+	RetryTimeout time.Duration
+	// MaxBackoff caps the exponential backoff used when the server gives no Retry-After;
+	// default DefaultMaxBackoff (10 s). A server's Retry-After is honoured whatever its length.
+	MaxBackoff time.Duration
 }
 
 // Client talks to one Warren API server. It is safe for concurrent use.
 type Client struct {
-	http *resty.Client
+	http  *resty.Client
+	retry retryPolicy
 
 	APIKeys                   *Collection[api.APIKey, api.APIKeyCreate, api.APIKeyUpdate]
 	Credentials               *Collection[api.Credential, api.CredentialCreate, api.CredentialUpdate]
@@ -53,15 +61,6 @@ type Client struct {
 
 // New returns a client for cfg.
 func New(cfg Config) *Client {
-	if cfg.MaxRetries == 0 {
-		cfg.MaxRetries = 4
-	}
-	if cfg.MaxRetries < 0 {
-		cfg.MaxRetries = 0
-	}
-	if cfg.MaxBackoff == 0 {
-		cfg.MaxBackoff = 10 * time.Second
-	}
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = "warren-go-client"
 	}
@@ -74,19 +73,11 @@ func New(cfg Config) *Client {
 		SetHeader(api.VersionHeader, api.Version).
 		SetHeader("User-Agent", cfg.UserAgent).
 		SetHeader("Accept", "application/json").
-		SetRetryCount(cfg.MaxRetries).
-		SetRetryWaitTime(250 * time.Millisecond).
-		SetRetryMaxWaitTime(cfg.MaxBackoff).
-		SetRetryAfter(retryAfter(cfg.MaxBackoff)).
-		// Only 429 and 503 are retried, and they mean the server did not act. A failed
-		// connection is not retried (this condition overrides resty's default): the request may
-		// have reached the server, and creates are not idempotent.
-		AddRetryCondition(func(r *resty.Response, err error) bool {
-			return err == nil && (r.StatusCode() == http.StatusTooManyRequests || r.StatusCode() == http.StatusServiceUnavailable)
-		}).
+		// execute retries; resty's own retries stay off.
+		SetRetryCount(0).
 		// Every error is returned to the caller; resty's own stderr lines would only repeat them.
 		SetLogger(quietLogger{})
-	c := &Client{http: hc}
+	c := &Client{http: hc, retry: newRetryPolicy(cfg)}
 	c.APIKeys = collection[api.APIKey, api.APIKeyCreate, api.APIKeyUpdate](c, "/api_keys", "keys")
 	c.Credentials = collection[api.Credential, api.CredentialCreate, api.CredentialUpdate](c, "/credentials", "credentials")
 	c.SSHCredentials = collection[api.SSHCredential, api.SSHCredentialCreate, api.SSHCredentialUpdate](c, "/ssh_credentials", "ssh_credentials")
@@ -105,27 +96,6 @@ func New(cfg Config) *Client {
 	c.TunnelGroupBackends = collection[api.TunnelGroupBackend, api.TunnelGroupBackendCreate, api.TunnelGroupBackendCreate](c, "/backends/tunnel_group", "backends")
 	c.WeightedBackends = collection[api.WeightedBackend, api.WeightedBackendCreate, api.WeightedBackendCreate](c, "/backends/weighted", "backends")
 	return c
-}
-
-// retryAfter waits as long as the server's Retry-After asks (seconds or an HTTP date), capped
-// at limit; without the header resty's exponential backoff with jitter applies.
-func retryAfter(limit time.Duration) resty.RetryAfterFunc {
-	return func(_ *resty.Client, r *resty.Response) (time.Duration, error) {
-		v := r.Header().Get("Retry-After")
-		if v == "" {
-			return 0, nil
-		}
-		var wait time.Duration
-		if secs, err := strconv.Atoi(v); err == nil {
-			wait = time.Duration(secs) * time.Second
-		} else if at, err := http.ParseTime(v); err == nil {
-			wait = time.Until(at)
-		} else {
-			return 0, nil // unreadable: back off as without the header
-		}
-		// Zero means "no advice" to resty, so "retry now" becomes the shortest wait.
-		return min(max(wait, time.Millisecond), limit), nil
-	}
 }
 
 // quietLogger discards resty's log lines.
@@ -165,25 +135,15 @@ func IsNotFound(err error) bool {
 	return errors.As(err, &e) && e.HTTPStatus == http.StatusNotFound
 }
 
-// do sends one request and decodes a 2xx JSON answer into out (when not nil).
+// do sends a request (retried as execute says) and decodes a 2xx JSON answer into out (when
+// not nil).
 func (c *Client) do(ctx context.Context, method, url string, body, out any) error {
-	req := c.http.R().SetContext(ctx)
-	if body != nil {
-		req.SetHeader("Content-Type", "application/json").SetBody(body)
-	}
-	resp, err := req.Execute(method, url)
+	resp, err := c.execute(ctx, method, url, body)
 	if err != nil {
-		return fmt.Errorf("warren API: %s %s: %w", method, url, err)
+		return err
 	}
 	if resp.IsError() {
-		e := &Error{HTTPStatus: resp.StatusCode()}
-		if json.Unmarshal(resp.Body(), &e.Body) != nil || e.Body.Msg == "" {
-			e.Body.Msg = strings.TrimSpace(string(resp.Body()))
-			if e.Body.Msg == "" {
-				e.Body.Msg = http.StatusText(resp.StatusCode())
-			}
-		}
-		return e
+		return apiError(resp)
 	}
 	if out == nil || resp.StatusCode() == http.StatusNoContent {
 		return nil
@@ -192,4 +152,17 @@ func (c *Client) do(ctx context.Context, method, url string, body, out any) erro
 		return fmt.Errorf("warren API: %s %s: decoding the answer: %w", method, url, err)
 	}
 	return nil
+}
+
+// apiError turns an error answer into *Error; a body that is not the API's error JSON
+// becomes the message.
+func apiError(resp *resty.Response) *Error {
+	e := &Error{HTTPStatus: resp.StatusCode()}
+	if json.Unmarshal(resp.Body(), &e.Body) != nil || e.Body.Msg == "" {
+		e.Body.Msg = strings.TrimSpace(string(resp.Body()))
+		if e.Body.Msg == "" {
+			e.Body.Msg = http.StatusText(resp.StatusCode())
+		}
+	}
+	return e
 }

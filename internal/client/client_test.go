@@ -5,13 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apiservertest"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/client"
@@ -285,4 +289,172 @@ func TestRetriesRunOut(t *testing.T) {
 	if !errors.As(err, &apiErr) || apiErr.Code() != "ERR_226" || calls.Load() != 3 {
 		t.Fatalf("err = %v after %d calls, want ERR_226 after 3", err, calls.Load())
 	}
+}
+
+// TestRetryTimeout: a request whose next retry would come after RetryTimeout is given up at
+// once with the last answer and ErrRetryTimeout, whether the server asks for a long wait or
+// keeps refusing.
+func TestRetryTimeout(t *testing.T) {
+	for _, retryAfter := range []string{"60", "0"} {
+		var calls atomic.Int32
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			calls.Add(1)
+			w.Header().Set("Retry-After", retryAfter)
+			w.WriteHeader(429)
+			fmt.Fprint(w, `{"error_code":"ERR_226","status_code":429,"msg":"rate limited","details":{}}`)
+		}))
+		c := client.New(client.Config{BaseURL: srv.URL, RetryTimeout: 800 * time.Millisecond})
+		_, err := c.IPPolicies.Get(context.Background(), "ipp_1")
+		var apiErr *client.Error
+		if !errors.Is(err, client.ErrRetryTimeout) || !errors.As(err, &apiErr) || apiErr.Code() != "ERR_226" {
+			t.Errorf("Retry-After %s: err = %v, want ERR_226 and the retry timeout", retryAfter, err)
+		}
+		if want := regexp.MustCompile(`^warren API: 429 ERR_226: rate limited \(gave up after 1 attempt, as a retry in 1m[0-9.]+s would come after the retry timeout of 800ms\)$`); retryAfter == "60" && !want.MatchString(err.Error()) {
+			t.Errorf("message %q does not match %s", err, want)
+		}
+		// A 60 s wait cannot fit: no retry. Retry-After 0 waits under 0.5 s: at least one retry.
+		if n := calls.Load(); (retryAfter == "60" && n != 1) || (retryAfter == "0" && n < 2) {
+			t.Errorf("Retry-After %s: %d calls", retryAfter, n)
+		}
+		srv.Close()
+	}
+}
+
+// Cancelling the context ends the wait between retries at once, with the context's error.
+func TestRetriesStopWhenTheContextIsCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "30")
+		w.WriteHeader(503)
+		cancel() // while the client reads this answer, before it waits
+	}))
+	defer srv.Close()
+	c := client.New(client.Config{BaseURL: srv.URL})
+	_, err := c.IPPolicies.Get(ctx, "ipp_1")
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want the context's cancellation", err)
+	}
+}
+
+// resetFirst answers its first request by resetting the connection, later ones with body.
+func resetFirst(t *testing.T, calls *atomic.Int32, body string) *httptest.Server {
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			conn, _, err := http.NewResponseController(w).Hijack()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			conn.(*net.TCPConn).SetLinger(0) // close with RST
+			conn.Close()
+			return
+		}
+		fmt.Fprint(w, body)
+	}))
+}
+
+// A connection reset before the answer is retried for GET, PUT and DELETE, never for POST or
+// PATCH: those may have reached the server.
+func TestConnectionResetRetriedOnlyWhenIdempotent(t *testing.T) {
+	for method, call := range map[string]func(*client.Client) error{
+		"GET":    func(c *client.Client) error { _, err := c.IPPolicies.Get(context.Background(), "ipp_1"); return err },
+		"DELETE": func(c *client.Client) error { return c.IPPolicies.Delete(context.Background(), "ipp_1") },
+		"POST": func(c *client.Client) error {
+			_, err := c.IPPolicies.Create(context.Background(), api.IPPolicyCreate{})
+			return err
+		},
+		"PATCH": func(c *client.Client) error {
+			_, err := c.IPPolicies.Update(context.Background(), "ipp_1", api.IPPolicyUpdate{})
+			return err
+		},
+	} {
+		var calls atomic.Int32
+		srv := resetFirst(t, &calls, `{"id":"ipp_1"}`)
+		err := call(client.New(client.Config{BaseURL: srv.URL}))
+		switch method {
+		case "GET", "DELETE":
+			if err != nil || calls.Load() != 2 {
+				t.Errorf("%s: err = %v after %d calls, want success on the retry", method, err, calls.Load())
+			}
+		default:
+			var apiErr *client.Error
+			if err == nil || errors.As(err, &apiErr) || calls.Load() != 1 {
+				t.Errorf("%s: err = %v after %d calls, want the connection error after one", method, err, calls.Load())
+			}
+		}
+		srv.Close()
+	}
+}
+
+// refusals counts the server's 429 answers and notes when the first came.
+type refusals struct {
+	n     atomic.Int32
+	first atomic.Int64 // Unix nanoseconds of the first 429, 0 before
+}
+
+func (r *refusals) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err == nil && resp.StatusCode == http.StatusTooManyRequests {
+		r.n.Add(1)
+		r.first.CompareAndSwap(0, time.Now().UnixNano())
+	}
+	return resp, err
+}
+
+// TestParallelWorkersWithinTheSpecRateLimit: ten workers make 240 requests (creates and
+// reads) against a real server limited to details.md's 120 requests per 60 s. Past the burst
+// the server answers 429, and every request still succeeds, each create exactly once.
+//
+// The server's clock stands still until its first 429, so the burst is surely spent whatever
+// the machine's speed; then it runs 30 times faster than the wall clock, so the bucket refills
+// in 2 s instead of a minute. Retry-After stays in real seconds: the client truly waits.
+func TestParallelWorkersWithinTheSpecRateLimit(t *testing.T) {
+	const workers, perWorker, speedup = 10, 12, 30
+	seen := &refusals{}
+	start := time.Now()
+	srv := apiservertest.Start(t, func(o *apiserver.Options) {
+		o.RateLimit = 120
+		o.Now = func() time.Time {
+			first := seen.first.Load()
+			if first == 0 {
+				return start
+			}
+			return start.Add(time.Since(time.Unix(0, first)) * speedup)
+		}
+	})
+	c := client.New(client.Config{BaseURL: srv.URL, APIKey: srv.APIKey, HTTPClient: &http.Client{Transport: seen}})
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make(chan error, workers*perWorker)
+	for w := range workers {
+		wg.Go(func() {
+			for i := range perWorker {
+				desc := fmt.Sprintf("w%d-%d", w, i)
+				p, err := c.IPPolicies.Create(ctx, api.IPPolicyCreate{Description: api.String(desc)})
+				if err == nil {
+					p, err = c.IPPolicies.Get(ctx, p.ID)
+				}
+				if err == nil && p.Description != desc {
+					err = fmt.Errorf("read back %q, want %q", p.Description, desc)
+				}
+				if err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if seen.n.Load() == 0 {
+		t.Fatal("the server never answered 429: the test did not exercise the limit")
+	}
+	all, err := c.IPPolicies.List(ctx, client.ListOptions{Limit: 100})
+	if err != nil || len(all) != workers*perWorker {
+		t.Fatalf("List = %d policies, %v; want %d, one per create", len(all), err, workers*perWorker)
+	}
+	t.Logf("%d requests answered 429 and were retried", seen.n.Load())
 }

@@ -2,6 +2,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -154,7 +155,7 @@ func newFlagSet() (fs *flag.FlagSet, cfg *config, envOf map[string]string) {
 	str(&cfg.bootstrapAPIKey, "bootstrap-api-key", "WARREN_BOOTSTRAP_API_KEY", "", "token of the admin API key created on an empty database (default: generate one and print it once); ignored, with a warning, once the database is bootstrapped")
 	str(&cfg.adminToken, "admin-token", "WARREN_ADMIN_TOKEN", "", "bearer token of the operator endpoints under /_admin/ (off when empty)")
 	str(&cfg.logLevel, "log-level", "WARREN_LOG_LEVEL", "info", "log level: debug (adds request starts and store timings), info, warn or error")
-	num(&cfg.rateLimit, "rate-limit", "WARREN_RATE_LIMIT", 120, "API requests per minute per account, 0 for no limit")
+	num(&cfg.rateLimit, "rate-limit", "WARREN_RATE_LIMIT", apiserver.DefaultRateLimit, "API requests per minute per account, all at once or spread out (429 ERR_226 beyond); 0 for no limit; the spec's limit is 120")
 	str(&cfg.domainBase, "domain-base", "WARREN_DOMAIN_BASE", apiserver.DefaultDomainBase, "the service's own base domain: reserved domains under it are service-owned; CNAME and ACME targets live under it")
 	str(&cfg.tcpAddrHost, "tcp-addr-host", "WARREN_TCP_ADDR_HOST", "", "host of the reserved TCP addresses (default tcp.<domain base>)")
 	str(&cfg.tcpAddrPorts, "tcp-addr-ports", "WARREN_TCP_ADDR_PORTS", fmt.Sprintf("%d-%d", apiserver.DefaultAddrMinPort, apiserver.DefaultAddrMaxPort), "port range of the reserved TCP addresses, MIN-MAX")
@@ -253,7 +254,7 @@ func (cfg *config) options() apiserver.Options {
 		BaseURL:         cfg.baseURL,
 		BootstrapAPIKey: cfg.bootstrapAPIKey,
 		AdminToken:      cfg.adminToken,
-		RateLimit:       cfg.rateLimit,
+		RateLimit:       cmp.Or(cfg.rateLimit, -1), // the flag's 0 is "no limit", Options' 0 the default
 		DomainBase:      cfg.domainBase,
 		AddrPool:        apiserver.AddrPool{Host: cfg.tcpAddrHost, MinPort: cfg.minPort, MaxPort: cfg.maxPort},
 	}
