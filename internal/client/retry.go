@@ -23,6 +23,10 @@ const (
 	// minRetryAfterSpread is the least random spread added to a server's Retry-After, so that
 	// clients told the same whole second do not come back together.
 	minRetryAfterSpread = 500 * time.Millisecond
+	// maxConnectionRetries caps retries of broken connections, whatever the timeout: a server
+	// restarting is back within seconds, while a wrong api_url should fail fast, not after
+	// minutes.
+	maxConnectionRetries = 4
 )
 
 // ErrRetryTimeout is in the error of a request given up because its next retry would come
@@ -148,6 +152,7 @@ func secondsOrUnixTime(n int64, now time.Time) time.Duration {
 // request given up returns the last answer's error, with why it was given up.
 func (c *Client) execute(ctx context.Context, method, url string, body any) (*resty.Response, error) {
 	giveUpAt := time.Now().Add(c.retry.timeout)
+	connectionFailures := 0
 	for attempt := 0; ; attempt++ {
 		req := c.http.R().SetContext(ctx)
 		if body != nil {
@@ -165,7 +170,10 @@ func (c *Client) execute(ctx context.Context, method, url string, body any) (*re
 			last = apiError(resp)
 		}
 		tries := attempt + 1
-		if c.retry.maxRetries >= 0 && attempt >= c.retry.maxRetries {
+		if err != nil {
+			connectionFailures++
+		}
+		if (c.retry.maxRetries >= 0 && attempt >= c.retry.maxRetries) || connectionFailures > maxConnectionRetries {
 			return nil, fmt.Errorf("%w (gave up after %s)", last, attempts(tries))
 		}
 		var header http.Header
