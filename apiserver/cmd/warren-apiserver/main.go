@@ -63,6 +63,7 @@ type config struct {
 	listen, database, baseURL, bootstrapAPIKey, adminToken, logLevel string
 	rateLimit                                                        int
 	domainBase, tcpAddrHost, tcpAddrPorts                            string
+	trustedProxies                                                   string
 }
 
 func parseFlags() config {
@@ -90,6 +91,7 @@ func parseFlags() config {
 	str(&cfg.domainBase, "domain-base", "WARREN_DOMAIN_BASE", apiserver.DefaultDomainBase, "the service's own base domain: reserved domains under it are service-owned; CNAME and ACME targets live under it")
 	str(&cfg.tcpAddrHost, "tcp-addr-host", "WARREN_TCP_ADDR_HOST", "", "host of the reserved TCP addresses (default tcp.<domain base>)")
 	str(&cfg.tcpAddrPorts, "tcp-addr-ports", "WARREN_TCP_ADDR_PORTS", fmt.Sprintf("%d-%d", apiserver.DefaultAddrMinPort, apiserver.DefaultAddrMaxPort), "port range of the reserved TCP addresses, MIN-MAX")
+	str(&cfg.trustedProxies, "trusted-proxies", "WARREN_TRUSTED_PROXIES", "", "comma-separated CIDRs of reverse proxies whose X-Forwarded-For gives the client address for API IP restrictions (none by default)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), usage)
 		fs.PrintDefaults()
@@ -114,6 +116,11 @@ func run() error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+
+	trustedProxies, err := apiserver.ParseTrustedProxies(cfg.trustedProxies)
+	if err != nil {
+		return err
+	}
 
 	db, where, err := openStore(ctx, cfg.database)
 	if err != nil {
@@ -142,6 +149,7 @@ func run() error {
 		RateLimit:       cfg.rateLimit,
 		DomainBase:      cfg.domainBase,
 		AddrPool:        apiserver.AddrPool{Host: cfg.tcpAddrHost, MinPort: minPort, MaxPort: maxPort},
+		TrustedProxies:  trustedProxies,
 	})
 	if err != nil {
 		return err
