@@ -28,8 +28,14 @@ type tokenSecret struct {
 
 // authenticate resolves the Authorization header to a principal, with the 403 codes of
 // details.md §5.2–5.3. A key is looked up by the ID its token names, then its hash compared,
-// so a new key works at once and a deleted one stops at once.
+// so a new key works at once and a deleted one stops at once. The account's api IP
+// restriction is checked in the same transaction (ERR_220, api_ip_restriction.go).
 func (c *call) authenticate() error {
+	values := c.r.Header.Values("Authorization")
+	if len(values) > 1 {
+		// Proxies and servers disagree on which of two headers counts: accept neither.
+		return forbidden("ERR_201", "The request has %d Authorization headers; send exactly one 'Authorization: Bearer <API key token>'.", len(values))
+	}
 	header := c.r.Header.Get("Authorization")
 	if header == "" {
 		return forbidden("ERR_200", "The Authorization header is missing. Send 'Authorization: Bearer <API key token>'.")
@@ -47,6 +53,7 @@ func (c *call) authenticate() error {
 		return forbidden("ERR_202", "The credential %s does not look like a valid API key token (FIRSTPART_SECONDPART).", rules.Quote(token))
 	}
 	var who principal
+	var verdict restrictionVerdict
 	err := c.s.opts.Store.Read(c.r.Context(), func(tx store.Tx) error {
 		key, err := tx.Get(c.r.Context(), kindAPIKey, ids.APIKey+body)
 		if errors.Is(err, store.ErrNotFound) {
@@ -71,12 +78,17 @@ func (c *call) authenticate() error {
 		}
 		who, err = loadPrincipal(c, tx, key.AccountID, k.OwnerID)
 		who.keyID = key.ID
+		if err != nil {
+			return err
+		}
+		verdict, err = c.checkAPIRestriction(tx, key.AccountID)
 		return err
 	})
 	if err != nil {
 		return err
 	}
 	c.who = who
+	c.logDryRun(verdict)
 	return nil
 }
 

@@ -56,7 +56,8 @@ var ipPolicies = &family[api.IPPolicy, *api.IPPolicy, api.IPPolicyCreate, api.IP
 }
 
 // ipPolicyRules is /ip_policy_rules (details.md §6.8, §7.8): one CIDR allowed or denied, in
-// canonical network form and unique within its policy.
+// canonical network form and unique within its policy. A write that would make the account's
+// enforced api restriction block its own caller is refused, as for the restriction itself.
 var ipPolicyRules = &family[api.IPPolicyRule, *api.IPPolicyRule, api.IPPolicyRuleCreate, api.IPPolicyRuleUpdate]{
 	kind:            kindIPPolicyRule,
 	path:            "/ip_policy_rules",
@@ -85,7 +86,7 @@ var ipPolicyRules = &family[api.IPPolicyRule, *api.IPPolicyRule, api.IPPolicyRul
 			return nil, err
 		}
 		rule.CIDR, rule.IPPolicy, rule.Action = cidr, api.Ref{ID: *in.IPPolicyID}, *in.Action
-		return nil, nil
+		return nil, guardRule(c, tx, rule)
 	},
 	update: func(c *call, tx store.Tx, in *api.IPPolicyRuleUpdate, rule *api.IPPolicyRule) error {
 		if err := setText(rules.IPPolicyRuleText, in.Description, in.Metadata, &rule.Description, &rule.Metadata); err != nil {
@@ -97,8 +98,12 @@ var ipPolicyRules = &family[api.IPPolicyRule, *api.IPPolicyRule, api.IPPolicyRul
 				return err
 			}
 			rule.CIDR = cidr
+			return guardRule(c, tx, rule)
 		}
 		return nil
+	},
+	beforeDelete: func(c *call, tx store.Tx, rule *api.IPPolicyRule) error {
+		return c.guardRuleChange(tx, rule.IPPolicy.ID, withoutRule(rule.ID))
 	},
 	refs: func(rule *api.IPPolicyRule) []string { return []string{rule.IPPolicy.ID} },
 	unique: func(_ string, rule *api.IPPolicyRule) []string {
@@ -118,4 +123,13 @@ func requireIPPolicy(c *call, tx store.Tx, id string) error {
 		return err
 	}
 	return nil
+}
+
+// guardRule applies the lock-out rule to a created or changed rule.
+func guardRule(c *call, tx store.Tx, rule *api.IPPolicyRule) error {
+	r, err := toIPRule(rule)
+	if err != nil {
+		return err
+	}
+	return c.guardRuleChange(tx, rule.IPPolicy.ID, withRule(r))
 }

@@ -10,8 +10,11 @@ import (
 )
 
 // ipRestrictions is /ip_restrictions (details.md §6.16): the IP policies that apply to one
-// kind of access, at most one restriction per type and account. The server stores and
-// reports them; it does not filter its own API traffic by them.
+// kind of access, at most one restriction per type and account. The server enforces the
+// restriction of type "api" on its own API (api_ip_restriction.go), and refuses a create or
+// update after which it would be enforced and block the caller making it (the lock-out
+// rule). The other types (dashboard, agent, endpoints) are stored and reported only: the
+// server has no dashboard, and agents and endpoints do not connect to it yet.
 var ipRestrictions = &family[api.IPRestriction, *api.IPRestriction, api.IPRestrictionCreate, api.IPRestrictionUpdate]{
 	kind:   kindIPRestriction,
 	path:   "/ip_restrictions",
@@ -36,7 +39,7 @@ var ipRestrictions = &family[api.IPRestriction, *api.IPRestriction, api.IPRestri
 			return nil, err
 		}
 		x.Type, x.Enforced, x.IPPolicies = *in.Type, in.Enforced != nil && *in.Enforced, policies
-		return nil, nil
+		return nil, guardRestriction(c, tx, x)
 	},
 	update: func(c *call, tx store.Tx, in *api.IPRestrictionUpdate, x *api.IPRestriction) error {
 		if err := setText(rules.IPRestrictionText, in.Description, in.Metadata, &x.Description, &x.Metadata); err != nil {
@@ -52,7 +55,7 @@ var ipRestrictions = &family[api.IPRestriction, *api.IPRestriction, api.IPRestri
 			}
 			x.IPPolicies = policies
 		}
-		return nil
+		return guardRestriction(c, tx, x)
 	},
 	refs: func(x *api.IPRestriction) []string {
 		out := make([]string, len(x.IPPolicies))
@@ -91,4 +94,12 @@ func restrictionPolicies(c *call, tx store.Tx, policyIDs []string) ([]api.Ref, e
 		refs = append(refs, api.Ref{ID: id})
 	}
 	return refs, nil
+}
+
+// guardRestriction applies the lock-out rule to a restriction as a create or update leaves it.
+func guardRestriction(c *call, tx store.Tx, x *api.IPRestriction) error {
+	if x.Type != restrictionTypeAPI || !x.Enforced {
+		return nil
+	}
+	return c.guardLockOut(tx, x.ID, refIDs(x.IPPolicies), nil)
 }

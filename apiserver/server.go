@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -49,6 +50,9 @@ type Options struct {
 	// AddrPool is where reserved TCP addresses come from. The host defaults to
 	// "tcp.<DomainBase>"; without ports the range is DefaultAddrMinPort-DefaultAddrMaxPort.
 	AddrPool AddrPool
+	// TrustedProxies are the proxies whose X-Forwarded-For names the client's address, for
+	// the api IP restriction. Without them the client is the connection's peer.
+	TrustedProxies []netip.Prefix
 }
 
 // AddrPool is the range of TCP addresses (host:port) the server assigns to reserved addresses.

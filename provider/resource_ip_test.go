@@ -81,10 +81,19 @@ func TestAccIPRestriction(t *testing.T) {
 resource "warren_ip_policy" "a" {}
 resource "warren_ip_policy" "b" {}
 
+# The server refuses to enforce an api restriction that would lock out its caller (here the
+# loopback address); depends_on keeps the rule until the restriction is gone.
+resource "warren_ip_policy_rule" "local" {
+  ip_policy_id = warren_ip_policy.b.id
+  cidr         = "127.0.0.0/8"
+  action       = "allow"
+}
+
 resource "warren_ip_restriction" "test" {
   type          = %q
   enforced      = %t
   ip_policy_ids = %s
+  depends_on    = [warren_ip_policy_rule.local]
 }`, kind, enforced, policies)
 	}
 	resource.ParallelTest(t, resource.TestCase{

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver"
@@ -26,7 +27,14 @@ type Server struct {
 	AccountID  string // the bootstrap account
 	// Store is the server's store, for tests that must set up state no endpoint creates yet.
 	Store store.Store
+
+	remoteAddr atomic.Pointer[string]
 }
+
+// SetRemoteAddr makes every following request reach the server as if from addr
+// ("203.0.113.7:4000", "[2001:db8::1]:4000"), for tests of IP restrictions; "" restores
+// the real peer (the loopback address).
+func (s *Server) SetRemoteAddr(addr string) { s.remoteAddr.Store(&addr) }
 
 // Start runs a fresh server on a temporary SQLite database until the test ends, with the
 // server's defaults (the default rate limit included). configure may change the options
@@ -40,7 +48,12 @@ func Start(t testing.TB, configure ...func(*apiserver.Options)) *Server {
 	}
 	s := &Server{APIKey: ids.NewToken(ids.New(ids.APIKey)), AdminToken: "admin-" + ids.New(""), Store: db}
 	var handler http.Handler
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if addr := s.remoteAddr.Load(); addr != nil && *addr != "" {
+			r.RemoteAddr = *addr
+		}
+		handler.ServeHTTP(w, r)
+	}))
 	opts := apiserver.Options{Store: db, BaseURL: ts.URL, BootstrapAPIKey: s.APIKey, AdminToken: s.AdminToken}
 	for _, f := range configure {
 		f(&opts)

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"os/signal"
@@ -119,13 +120,14 @@ func printUsage(w io.Writer) {
 type config struct {
 	listen, database, baseURL, bootstrapAPIKey, adminToken, logLevel string
 	rateLimit                                                        int
-	domainBase, tcpAddrHost, tcpAddrPorts                            string
+	domainBase, tcpAddrHost, tcpAddrPorts, trustedProxies            string
 	readHeaderTimeout, readTimeout, writeTimeout, idleTimeout        time.Duration
 	showVersion                                                      bool
 
 	// Derived by check.
 	level            zap.AtomicLevel
 	minPort, maxPort int
+	proxies          []netip.Prefix
 }
 
 // errUsage: the command line is wrong, and parseFlags (or the flag package) said why.
@@ -163,6 +165,7 @@ func newFlagSet() (fs *flag.FlagSet, cfg *config, envOf map[string]string) {
 	dur(&cfg.readTimeout, "read-timeout", "WARREN_READ_TIMEOUT", 60*time.Second, "longest time a client may take to send a whole request, body included, 0 for no limit")
 	dur(&cfg.writeTimeout, "write-timeout", "WARREN_WRITE_TIMEOUT", 60*time.Second, "longest time from the end of a request's headers to the end of its response, 0 for no limit")
 	dur(&cfg.idleTimeout, "idle-timeout", "WARREN_IDLE_TIMEOUT", 120*time.Second, "longest time a keep-alive connection may wait for its next request (0: the read timeout)")
+	str(&cfg.trustedProxies, "trusted-proxies", "WARREN_TRUSTED_PROXIES", "", "comma-separated CIDRs of reverse proxies whose X-Forwarded-For gives the client address for API IP restrictions (none by default)")
 	fs.BoolVar(&cfg.showVersion, "version", false, "print the version and exit")
 	return fs, cfg, envOf
 }
@@ -245,6 +248,9 @@ func (cfg *config) check() error {
 	if cfg.minPort, cfg.maxPort, err = parsePortRange(cfg.tcpAddrPorts); err != nil {
 		return err
 	}
+	if cfg.proxies, err = apiserver.ParseTrustedProxies(cfg.trustedProxies); err != nil {
+		return fmt.Errorf("--trusted-proxies: %w", err)
+	}
 	return apiserver.CheckOptions(cfg.options())
 }
 
@@ -257,6 +263,7 @@ func (cfg *config) options() apiserver.Options {
 		RateLimit:       cmp.Or(cfg.rateLimit, -1), // the flag's 0 is "no limit", Options' 0 the default
 		DomainBase:      cfg.domainBase,
 		AddrPool:        apiserver.AddrPool{Host: cfg.tcpAddrHost, MinPort: cfg.minPort, MaxPort: cfg.maxPort},
+		TrustedProxies:  cfg.proxies,
 	}
 }
 

@@ -104,6 +104,7 @@ func TestCommandLine(t *testing.T) {
 		{args: []string{"--base-url", "warren.example.com"}, code: 2, stderr: `--base-url "warren.example.com" is not an http:// or https:// URL`},
 		{args: []string{"--tcp-addr-ports", "a-b"}, code: 2, stderr: `--tcp-addr-ports "a-b" is not a port range`},
 		{args: []string{"--tcp-addr-ports", "5-1"}, code: 2, stderr: "ports 5-1 are not a range within 1-65535"},
+		{args: []string{"--trusted-proxies", "10.0.0.0/8,nonsense"}, code: 2, stderr: "--trusted-proxies: "},
 		{args: []string{"--domain-base", "bad_domain"}, code: 2, stderr: `the domain base "bad_domain" is not a fully qualified domain name`},
 		{args: []string{"--bootstrap-api-key", "short"}, code: 2, stderr: "the bootstrap API key must have the shape"},
 		{args: []string{"--database", "postgres://u:hunter2@db:bad/x"}, code: 2, stderr: "--database is not a valid postgres:// URL"},
