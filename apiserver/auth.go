@@ -3,12 +3,12 @@ package apiserver
 import (
 	"encoding/json"
 	"errors"
+	"net/http"
 	"strings"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
-	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
 
 // principal is who a request acts as: the owner of the API key it presented.
@@ -31,12 +31,10 @@ type tokenSecret struct {
 // so a new key works at once and a deleted one stops at once. The account's api IP
 // restriction is checked in the same transaction (ERR_220, api_ip_restriction.go).
 func (c *call) authenticate() error {
-	values := c.r.Header.Values("Authorization")
-	if len(values) > 1 {
-		// Proxies and servers disagree on which of two headers counts: accept neither.
-		return forbidden("ERR_201", "The request has %d Authorization headers; send exactly one 'Authorization: Bearer <API key token>'.", len(values))
+	header, err := authorizationHeader(c.r)
+	if err != nil {
+		return err
 	}
-	header := c.r.Header.Get("Authorization")
 	if header == "" {
 		return forbidden("ERR_200", "The Authorization header is missing. Send 'Authorization: Bearer <API key token>'.")
 	}
@@ -50,11 +48,12 @@ func (c *call) authenticate() error {
 	}
 	body, _, ok := ids.SplitToken(token)
 	if !ok {
-		return forbidden("ERR_202", "The credential %s does not look like a valid API key token (FIRSTPART_SECONDPART).", rules.Quote(token))
+		// Never echoed: a mistyped token is still a secret.
+		return forbidden("ERR_202", "The credential does not look like a valid API key token (FIRSTPART_SECONDPART).")
 	}
 	var who principal
 	var verdict restrictionVerdict
-	err := c.s.opts.Store.Read(c.r.Context(), func(tx store.Tx) error {
+	err = c.s.opts.Store.Read(c.r.Context(), func(tx store.Tx) error {
 		key, err := tx.Get(c.r.Context(), kindAPIKey, ids.APIKey+body)
 		if errors.Is(err, store.ErrNotFound) {
 			if _, err := tx.Get(c.r.Context(), kindCredential, ids.Credential+body); err == nil {
@@ -90,6 +89,16 @@ func (c *call) authenticate() error {
 	c.who = who
 	c.logDryRun(verdict)
 	return nil
+}
+
+// authorizationHeader returns the request's one Authorization header ("" when absent).
+// Proxies and servers disagree on which of two headers counts, so two are refused (ERR_201).
+func authorizationHeader(r *http.Request) (string, error) {
+	values := r.Header.Values("Authorization")
+	if len(values) > 1 {
+		return "", forbidden("ERR_201", "The request has %d Authorization headers; send exactly one 'Authorization: Bearer <token>'.", len(values))
+	}
+	return r.Header.Get("Authorization"), nil
 }
 
 // loadPrincipal resolves an owner ID (a user or a service user of the account) to a principal.

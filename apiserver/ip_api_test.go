@@ -189,24 +189,30 @@ func TestParseTrustedProxies(t *testing.T) {
 
 func TestTwoAuthorizationHeaders(t *testing.T) {
 	c := newTC(t)
-	req, err := http.NewRequest("GET", c.srv.URL+"/ip_policies", nil)
-	if err != nil {
-		t.Fatal(err)
+	for _, route := range []struct{ method, path, token string }{
+		{"GET", "/ip_policies", c.token},
+		{"POST", "/_admin/accounts", c.srv.AdminToken},
+	} {
+		req, err := http.NewRequest(route.method, c.srv.URL+route.path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Both valid: which one a proxy or server would pick is exactly the ambiguity refused.
+		req.Header.Add("Authorization", "Bearer "+route.token)
+		req.Header.Add("Authorization", "Bearer "+route.token)
+		req.Header.Set("Service-Version", "2")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body map[string]any
+		err = json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		equal(t, route.path+" status", resp.StatusCode, 403)
+		equal(t, route.path+" error_code", body["error_code"], "ERR_201")
+		equal(t, route.path+" msg", body["msg"], "The request has 2 Authorization headers; send exactly one 'Authorization: Bearer <token>'.")
 	}
-	// Both valid: which one a proxy or server would pick is exactly the ambiguity refused.
-	req.Header.Add("Authorization", "Bearer "+c.token)
-	req.Header.Add("Authorization", "Bearer "+c.token)
-	req.Header.Set("Service-Version", "2")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var body map[string]any
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-		t.Fatal(err)
-	}
-	equal(t, "status", resp.StatusCode, 403)
-	equal(t, "error_code", body["error_code"], "ERR_201")
-	equal(t, "msg", body["msg"], "The request has 2 Authorization headers; send exactly one 'Authorization: Bearer <API key token>'.")
 }

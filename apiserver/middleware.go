@@ -152,7 +152,12 @@ func (s *Server) adminRoute(h handlerFunc) http.Handler {
 			c.writeError(pathNotFound(r))
 			return
 		}
-		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		header, err := authorizationHeader(r)
+		if err != nil {
+			c.writeError(err)
+			return
+		}
+		token, ok := strings.CutPrefix(header, "Bearer ")
 		if !ok || subtle.ConstantTimeCompare([]byte(token), []byte(s.opts.AdminToken)) != 1 {
 			c.writeError(forbidden("ERR_203", "The admin token is missing or not valid."))
 			return
