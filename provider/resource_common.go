@@ -273,6 +273,9 @@ type crud[M any, T any] struct {
 	get     func(*client.Client) getFunc[T]
 	del     func(*client.Client) func(context.Context, string) error
 	flatten func(*T, *M)
+	// members are the rules over which attributes are set (conflicts, exactly one of …),
+	// checked by ValidateConfig and, with unknown values counted as set, by ModifyPlan.
+	members []validators.Members
 }
 
 // create reads the plan, calls the API and saves what it answered.
@@ -295,6 +298,25 @@ func (r *crud[M, T]) Read(ctx context.Context, req resource.ReadRequest, resp *r
 
 func (r *crud[M, T]) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	deleteResource(ctx, req, resp, r.what, r.id, r.del(r.client))
+}
+
+func (r *crud[M, T]) ConfigValidators(context.Context) []resource.ConfigValidator {
+	out := make([]resource.ConfigValidator, len(r.members))
+	for i, m := range r.members {
+		out[i] = m
+	}
+	return out
+}
+
+// ModifyPlan fails a plan whose set attributes break a members rule, also when a value is
+// known only after apply (it is then set, just not yet known), so nothing is half-applied.
+func (r *crud[M, T]) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() { // destroy
+		return
+	}
+	for _, m := range r.members {
+		resp.Diagnostics.Append(m.Check(ctx, req.Config, true)...)
+	}
 }
 
 func (r *crud[M, T]) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {

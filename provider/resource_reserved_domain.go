@@ -32,6 +32,7 @@ var (
 func NewReservedDomainResource() resource.Resource {
 	return &reservedDomainResource{crud[reservedDomainModel, api.ReservedDomain]{
 		what: "reserved domain", id: reservedDomainID, flatten: flattenReservedDomain,
+		members: []validators.Members{validators.Conflicting(path.Root("certificate_id"), path.Root("certificate_management_policy"))},
 		get: func(c *client.Client) getFunc[api.ReservedDomain] { return c.ReservedDomains.Get },
 		del: func(c *client.Client) func(context.Context, string) error { return c.ReservedDomains.Delete },
 	}}
@@ -90,9 +91,6 @@ func (r *reservedDomainResource) Schema(_ context.Context, _ resource.SchemaRequ
 				MarkdownDescription: "ID of an uploaded `warren_tls_certificate` to serve. Conflicts with `certificate_management_policy`. When neither is set, the server keeps its choice (a managed certificate for domains you bring).",
 				Optional:            true,
 				Computed:            true,
-				Validators: []validator.String{
-					stringvalidator.ConflictsWith(path.MatchRoot("certificate_management_policy")),
-				},
 			},
 			"certificate_management_policy": schema.SingleNestedAttribute{
 				MarkdownDescription: "Have the service obtain and renew the certificate. Conflicts with `certificate_id`; setting it replaces an uploaded certificate.",

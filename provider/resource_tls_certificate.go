@@ -3,8 +3,6 @@ package provider
 import (
 	"context"
 
-	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/resourcevalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -14,12 +12,12 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/client"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
+	"github.com/warrenhq/terraform-provider-warren/provider/validators"
 )
 
 var (
@@ -33,6 +31,10 @@ var (
 func NewTLSCertificateResource() resource.Resource {
 	return &tlsCertificateResource{crud[tlsCertificateResourceModel, api.TLSCertificate]{
 		what: "TLS certificate", id: tlsCertificateID, flatten: flattenTLSCertificateResource,
+		members: []validators.Members{
+			validators.ExactlyOneOf(path.Root("private_key_pem"), path.Root("private_key_pem_wo")),
+			validators.AlsoRequires(path.Root("private_key_pem_wo_version"), path.Root("private_key_pem_wo")),
+		},
 		get: func(c *client.Client) getFunc[api.TLSCertificate] { return c.TLSCertificates.Get },
 		del: func(c *client.Client) func(context.Context, string) error { return c.TLSCertificates.Delete },
 	}}
@@ -129,7 +131,6 @@ func (r *tlsCertificateResource) Schema(_ context.Context, _ resource.SchemaRequ
 					func(_ context.Context, req planmodifier.Int64Request, resp *int64planmodifier.RequiresReplaceIfFuncResponse) {
 						resp.RequiresReplace = !req.StateValue.IsNull()
 					}, replaceKeyDescription, replaceKeyDescription)},
-				Validators: []validator.Int64{int64validator.AlsoRequires(path.MatchRoot("private_key_pem_wo"))},
 			},
 			"subject_common_name": derived("Common name of the leaf's subject."),
 			"subject_alternative_names": schema.SingleNestedAttribute{
@@ -157,10 +158,6 @@ func (r *tlsCertificateResource) Schema(_ context.Context, _ resource.SchemaRequ
 			"created_at":                  createdAtAttribute(),
 		},
 	}
-}
-
-func (r *tlsCertificateResource) ConfigValidators(context.Context) []resource.ConfigValidator {
-	return []resource.ConfigValidator{resourcevalidator.ExactlyOneOf(path.MatchRoot("private_key_pem"), path.MatchRoot("private_key_pem_wo"))}
 }
 
 // ValidateConfig runs the server's PEM checks (shape, headers, encrypted key, key/cert
