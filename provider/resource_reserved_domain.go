@@ -33,8 +33,8 @@ func NewReservedDomainResource() resource.Resource {
 	return &reservedDomainResource{crud[reservedDomainModel, api.ReservedDomain]{
 		what: "reserved domain", id: reservedDomainID, flatten: flattenReservedDomain,
 		members: []validators.Members{validators.Conflicting(path.Root("certificate_id"), path.Root("certificate_management_policy"))},
-		get: func(c *client.Client) getFunc[api.ReservedDomain] { return c.ReservedDomains.Get },
-		del: func(c *client.Client) func(context.Context, string) error { return c.ReservedDomains.Delete },
+		get:     func(c *client.Client) getFunc[api.ReservedDomain] { return c.ReservedDomains.Get },
+		del:     func(c *client.Client) func(context.Context, string) error { return c.ReservedDomains.Delete },
 	}}
 }
 
