@@ -11,7 +11,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -140,24 +139,20 @@ func createdAtAttribute() schema.StringAttribute {
 	}
 }
 
-// descriptionAttribute is optional, updates in place and is "" when not set, which is also
-// what the API reports for a missing description: an unset description never shows a diff.
+// descriptionAttribute is optional and updates in place. Like every optional string the API
+// omits when empty, it is null in state when not set (see emptyAsNull).
 func descriptionAttribute(what string) schema.StringAttribute {
 	return schema.StringAttribute{
-		MarkdownDescription: fmt.Sprintf("What the %s is for; at most %d bytes.", what, rules.MaxDescriptionBytes),
+		MarkdownDescription: fmt.Sprintf("What the %s is for; at most %d bytes. Null when not set; `\"\"` means the same to the API.", what, rules.MaxDescriptionBytes),
 		Optional:            true,
-		Computed:            true,
-		Default:             stringdefault.StaticString(""),
 		Validators:          []validator.String{validators.MaxBytes(rules.MaxDescriptionBytes)},
 	}
 }
 
 func metadataAttribute() schema.StringAttribute {
 	return schema.StringAttribute{
-		MarkdownDescription: fmt.Sprintf("Arbitrary user data, e.g. JSON; at most %d bytes.", rules.MaxMetadataBytes),
+		MarkdownDescription: fmt.Sprintf("Arbitrary user data, e.g. JSON; at most %d bytes. Null when not set; `\"\"` means the same to the API.", rules.MaxMetadataBytes),
 		Optional:            true,
-		Computed:            true,
-		Default:             stringdefault.StaticString(""),
 		Validators:          []validator.String{validators.MaxBytes(rules.MaxMetadataBytes)},
 	}
 }
@@ -199,6 +194,24 @@ func optional(v types.String) *string {
 	}
 	s := v.ValueString()
 	return &s
+}
+
+// clearable is an optional string for an update: null (no longer set) sends "", which
+// clears the value, while an omitted member would keep it.
+func clearable(v types.String) *string {
+	if v.IsNull() {
+		return new(string)
+	}
+	return optional(v)
+}
+
+// emptyAsNull maps an optional string of the API, which omits empty ones: null in state,
+// unless the configuration says "" (kept, so `description = ""` never shows a diff either).
+func emptyAsNull(v string, configured types.String) types.String {
+	if v == "" && !configured.Equal(types.StringValue("")) {
+		return types.StringNull()
+	}
+	return types.StringValue(v)
 }
 
 // stringsOf returns the elements of a list of strings; nil when null or unknown.

@@ -93,7 +93,7 @@ func (r *ipPolicyRuleResource) Create(ctx context.Context, req resource.CreateRe
 func (r *ipPolicyRuleResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	r.update(ctx, req, resp, func(ctx context.Context, plan, prior *ipPolicyRuleModel) (*api.IPPolicyRule, error) {
 		return r.client.IPPolicyRules.Update(ctx, prior.ID.ValueString(), api.IPPolicyRuleUpdate{
-			Description: optional(plan.Description), Metadata: optional(plan.Metadata), CIDR: optional(plan.CIDR),
+			Description: clearable(plan.Description), Metadata: clearable(plan.Metadata), CIDR: optional(plan.CIDR),
 		})
 	})
 }
@@ -104,8 +104,8 @@ func ipPolicyRuleID(m *ipPolicyRuleModel) string { return m.ID.ValueString() }
 // lowercased) says the same, so such a config never shows a diff.
 func flattenIPPolicyRule(rule *api.IPPolicyRule, m *ipPolicyRuleModel) {
 	m.ID = types.StringValue(rule.ID)
-	m.Description = types.StringValue(rule.Description)
-	m.Metadata = types.StringValue(rule.Metadata)
+	m.Description = emptyAsNull(rule.Description, m.Description)
+	m.Metadata = emptyAsNull(rule.Metadata, m.Metadata)
 	if canonical, err := rules.CIDR(m.CIDR.ValueString()); err != nil || canonical != rule.CIDR {
 		m.CIDR = types.StringValue(rule.CIDR)
 	}

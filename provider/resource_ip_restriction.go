@@ -93,7 +93,7 @@ func (r *ipRestrictionResource) Create(ctx context.Context, req resource.CreateR
 func (r *ipRestrictionResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	r.update(ctx, req, resp, func(ctx context.Context, plan, prior *ipRestrictionModel) (*api.IPRestriction, error) {
 		return r.client.IPRestrictions.Update(ctx, prior.ID.ValueString(), api.IPRestrictionUpdate{
-			Description: optional(plan.Description), Metadata: optional(plan.Metadata), Enforced: plan.Enforced.ValueBoolPointer(),
+			Description: clearable(plan.Description), Metadata: clearable(plan.Metadata), Enforced: plan.Enforced.ValueBoolPointer(),
 			IPPolicyIDs: stringsOf(ctx, plan.IPPolicyIDs, &resp.Diagnostics),
 		})
 	})
@@ -103,8 +103,8 @@ func ipRestrictionID(m *ipRestrictionModel) string { return m.ID.ValueString() }
 
 func flattenIPRestriction(x *api.IPRestriction, m *ipRestrictionModel) {
 	m.ID = types.StringValue(x.ID)
-	m.Description = types.StringValue(x.Description)
-	m.Metadata = types.StringValue(x.Metadata)
+	m.Description = emptyAsNull(x.Description, m.Description)
+	m.Metadata = emptyAsNull(x.Metadata, m.Metadata)
 	m.Enforced = types.BoolValue(x.Enforced)
 	m.Type = types.StringValue(x.Type)
 	policyIDs := make([]string, len(x.IPPolicies))

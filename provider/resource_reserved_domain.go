@@ -156,7 +156,7 @@ func (r *reservedDomainResource) Create(ctx context.Context, req resource.Create
 func (r *reservedDomainResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	r.update(ctx, req, resp, func(ctx context.Context, plan, prior *reservedDomainModel) (*api.ReservedDomain, error) {
 		return r.client.ReservedDomains.Update(ctx, prior.ID.ValueString(), api.ReservedDomainUpdate{
-			Description: optional(plan.Description), Metadata: optional(plan.Metadata),
+			Description: clearable(plan.Description), Metadata: clearable(plan.Metadata),
 			CertificateID: optional(plan.CertificateID), CertificateManagementPolicy: expandPolicy(ctx, plan.CertificateManagementPolicy),
 			ResolvesTo: expandResolvesTo(ctx, plan.ResolvesTo, &resp.Diagnostics),
 		})
@@ -197,8 +197,8 @@ func flattenReservedDomain(d *api.ReservedDomain, m *reservedDomainModel) {
 	if rules.NormalizeDomain(m.Domain.ValueString()) != d.Domain {
 		m.Domain = types.StringValue(d.Domain)
 	}
-	m.Description = types.StringValue(d.Description)
-	m.Metadata = types.StringValue(d.Metadata)
+	m.Description = emptyAsNull(d.Description, m.Description)
+	m.Metadata = emptyAsNull(d.Metadata, m.Metadata)
 	m.CertificateID = types.StringNull()
 	if d.Certificate != nil {
 		m.CertificateID = types.StringValue(d.Certificate.ID)

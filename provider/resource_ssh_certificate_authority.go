@@ -160,7 +160,7 @@ func (r *sshCAResource) Create(ctx context.Context, req resource.CreateRequest, 
 
 func (r *sshCAResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	r.update(ctx, req, resp, func(ctx context.Context, plan, prior *sshCAModel) (*api.SSHCertificateAuthority, error) {
-		return r.client.SSHCertificateAuthorities.Update(ctx, prior.ID.ValueString(), api.SSHCertificateAuthorityUpdate{Description: optional(plan.Description), Metadata: optional(plan.Metadata)})
+		return r.client.SSHCertificateAuthorities.Update(ctx, prior.ID.ValueString(), api.SSHCertificateAuthorityUpdate{Description: clearable(plan.Description), Metadata: clearable(plan.Metadata)})
 	})
 }
 
@@ -170,8 +170,8 @@ func sshCAID(m *sshCAModel) string { return m.ID.ValueString() }
 // they are read off the public key (which also makes an import complete).
 func flattenSSHCA(ca *api.SSHCertificateAuthority, m *sshCAModel) {
 	m.ID = types.StringValue(ca.ID)
-	m.Description = types.StringValue(ca.Description)
-	m.Metadata = types.StringValue(ca.Metadata)
+	m.Description = emptyAsNull(ca.Description, m.Description)
+	m.Metadata = emptyAsNull(ca.Metadata, m.Metadata)
 	m.PublicKey = types.StringValue(ca.PublicKey)
 	m.KeyType = types.StringValue(ca.KeyType)
 	m.PrivateKeyType = types.StringValue(ca.KeyType)

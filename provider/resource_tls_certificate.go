@@ -198,7 +198,7 @@ func (r *tlsCertificateResource) Create(ctx context.Context, req resource.Create
 
 func (r *tlsCertificateResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	r.update(ctx, req, resp, func(ctx context.Context, plan, prior *tlsCertificateResourceModel) (*api.TLSCertificate, error) {
-		return r.client.TLSCertificates.Update(ctx, prior.ID.ValueString(), api.TLSCertificateUpdate{Description: optional(plan.Description), Metadata: optional(plan.Metadata)})
+		return r.client.TLSCertificates.Update(ctx, prior.ID.ValueString(), api.TLSCertificateUpdate{Description: clearable(plan.Description), Metadata: clearable(plan.Metadata)})
 	})
 }
 
@@ -206,8 +206,8 @@ func tlsCertificateID(m *tlsCertificateResourceModel) string { return m.ID.Value
 
 func flattenTLSCertificate(c *api.TLSCertificate, m *tlsCertificateModel) {
 	m.ID = types.StringValue(c.ID)
-	m.Description = types.StringValue(c.Description)
-	m.Metadata = types.StringValue(c.Metadata)
+	m.Description = emptyAsNull(c.Description, m.Description)
+	m.Metadata = emptyAsNull(c.Metadata, m.Metadata)
 	m.CertificatePEM = types.StringValue(c.CertificatePEM)
 	m.SubjectCommonName = types.StringValue(c.SubjectCommonName)
 	m.SubjectAlternativeNames = types.ObjectValueMust(sanAttrTypes, map[string]attr.Value{

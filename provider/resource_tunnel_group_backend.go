@@ -94,13 +94,13 @@ func (r *tunnelGroupBackendResource) Update(ctx context.Context, req resource.Up
 func tunnelGroupBackendID(m *tunnelGroupBackendModel) string { return m.ID.ValueString() }
 
 func expandTunnelGroupBackend(m *tunnelGroupBackendModel) api.TunnelGroupBackendCreate {
-	return api.TunnelGroupBackendCreate{Description: optional(m.Description), Metadata: optional(m.Metadata), Labels: stringMapOf(m.Labels)}
+	return api.TunnelGroupBackendCreate{Description: clearable(m.Description), Metadata: clearable(m.Metadata), Labels: stringMapOf(m.Labels)}
 }
 
 func flattenTunnelGroupBackend(b *api.TunnelGroupBackend, m *tunnelGroupBackendModel) {
 	m.ID = types.StringValue(b.ID)
-	m.Description = types.StringValue(b.Description)
-	m.Metadata = types.StringValue(b.Metadata)
+	m.Description = emptyAsNull(b.Description, m.Description)
+	m.Metadata = emptyAsNull(b.Metadata, m.Metadata)
 	m.Labels = stringMap(b.Labels)
 	tunnels := make([]string, len(b.Tunnels))
 	for i, t := range b.Tunnels {
