@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/client"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
@@ -185,6 +186,47 @@ func tokenAttribute(what string) schema.StringAttribute {
 	}
 }
 
+// Values the API normalises (domain case, IPv6 CIDRs, header names) keep the state's
+// spelling in the plan when the configured one means the same: Terraform accepts a planned
+// value equal to the prior state in place of the configured one. Flatten keeps the configured
+// spelling on create, so this matters after an import, whose state holds the API's spelling.
+
+// sameString keeps the state's string when both normalise alike.
+func sameString(normalize func(string) string) planmodifier.String {
+	return sameStringModifier(normalize)
+}
+
+type sameStringModifier func(string) string
+
+func (m sameStringModifier) Description(context.Context) string {
+	return "A value that means the same as the one in state (e.g. differs only in case) is no change."
+}
+func (m sameStringModifier) MarkdownDescription(ctx context.Context) string {
+	return m.Description(ctx)
+}
+func (m sameStringModifier) PlanModifyString(_ context.Context, req planmodifier.StringRequest, resp *planmodifier.StringResponse) {
+	if known(req.StateValue) && known(req.PlanValue) && m(req.StateValue.ValueString()) == m(req.PlanValue.ValueString()) {
+		resp.PlanValue = req.StateValue
+	}
+}
+
+// sameMap keeps the state's map of strings when same says both mean the same.
+func sameMap(same func(a, b map[string]string) bool) planmodifier.Map { return sameMapModifier(same) }
+
+type sameMapModifier func(a, b map[string]string) bool
+
+func (m sameMapModifier) Description(context.Context) string {
+	return "A value that means the same as the one in state (e.g. differs only in case) is no change."
+}
+func (m sameMapModifier) MarkdownDescription(ctx context.Context) string { return m.Description(ctx) }
+func (m sameMapModifier) PlanModifyMap(_ context.Context, req planmodifier.MapRequest, resp *planmodifier.MapResponse) {
+	if known(req.StateValue) && known(req.PlanValue) && m(stringMapOf(req.StateValue), stringMapOf(req.PlanValue)) {
+		resp.PlanValue = req.StateValue
+	}
+}
+
+func known(v attr.Value) bool { return !v.IsNull() && !v.IsUnknown() }
+
 // Mapping helpers between API values and framework values.
 
 // optional returns a pointer to v's string for a request, nil when null or unknown.
@@ -329,6 +371,29 @@ func (r *crud[M, T]) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequ
 	}
 	for _, m := range r.members {
 		resp.Diagnostics.Append(m.Check(ctx, req.Config, true)...)
+	}
+	if !req.State.Raw.IsNull() {
+		keepStateWhenUnchanged(req, resp)
+	}
+}
+
+// keepStateWhenUnchanged plans no change when the configuration only spells normalised
+// values differently from the state. The framework marks unset computed attributes unknown
+// as soon as the configuration differs from the state, before the plan modifiers (sameString,
+// sameMap) put the state's spelling back; when nothing else differs, those unknowns are the
+// state's values again.
+func keepStateWhenUnchanged(req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	var plan, config, state map[string]tftypes.Value
+	if resp.Plan.Raw.As(&plan) != nil || req.Config.Raw.As(&config) != nil || req.State.Raw.As(&state) != nil {
+		return
+	}
+	for name, v := range plan {
+		if !v.IsKnown() && config[name].IsNull() {
+			plan[name] = state[name]
+		}
+	}
+	if tftypes.NewValue(resp.Plan.Raw.Type(), plan).Equal(req.State.Raw) {
+		resp.Plan.Raw = req.State.Raw.Copy()
 	}
 }
 

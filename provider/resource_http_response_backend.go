@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"maps"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -9,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/mapdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
@@ -67,6 +69,7 @@ func (r *httpResponseBackendResource) Schema(_ context.Context, _ resource.Schem
 				Optional:            true,
 				Computed:            true,
 				Default:             mapdefault.StaticValue(types.MapValueMust(types.StringType, map[string]attr.Value{})),
+				PlanModifiers:       []planmodifier.Map{sameMap(sameHeaders)},
 			},
 			"status_code": schema.Int64Attribute{
 				MarkdownDescription: "The HTTP status code, 100–599. Defaults to `200`.",
@@ -131,13 +134,12 @@ func flattenHTTPResponseBackend(b *api.HTTPResponseBackend, m *httpResponseBacke
 
 // sameHeaders reports whether two header maps are equal but for the case of their names.
 func sameHeaders(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[strings.ToLower(k)]; !ok || w != v {
-			return false
+	lower := func(m map[string]string) map[string]string {
+		out := make(map[string]string, len(m))
+		for k, v := range m {
+			out[strings.ToLower(k)] = v
 		}
+		return out
 	}
-	return true
+	return len(a) == len(b) && maps.Equal(lower(a), lower(b))
 }

@@ -60,6 +60,7 @@ func (r *ipPolicyRuleResource) Schema(_ context.Context, _ resource.SchemaReques
 			"cidr": schema.StringAttribute{
 				MarkdownDescription: "The CIDR, written as its network address (`10.0.0.0/8`, not `10.1.2.3/8`); unique within the policy. Updated in place.",
 				Required:            true,
+				PlanModifiers:       []planmodifier.String{sameString(canonicalCIDR)},
 				Validators: []validator.String{validators.String("must be a CIDR written as its network address", func(s string) error {
 					_, err := rules.CIDR(s)
 					return err
@@ -106,10 +107,18 @@ func flattenIPPolicyRule(rule *api.IPPolicyRule, m *ipPolicyRuleModel) {
 	m.ID = types.StringValue(rule.ID)
 	m.Description = emptyAsNull(rule.Description, m.Description)
 	m.Metadata = emptyAsNull(rule.Metadata, m.Metadata)
-	if canonical, err := rules.CIDR(m.CIDR.ValueString()); err != nil || canonical != rule.CIDR {
+	if canonicalCIDR(m.CIDR.ValueString()) != rule.CIDR {
 		m.CIDR = types.StringValue(rule.CIDR)
 	}
 	m.IPPolicyID = types.StringValue(rule.IPPolicy.ID)
 	m.Action = types.StringValue(rule.Action)
 	m.CreatedAt = types.StringValue(rule.CreatedAt)
+}
+
+// canonicalCIDR is a CIDR as the API writes it (IPv6 lowercased), or s itself when invalid.
+func canonicalCIDR(s string) string {
+	if canonical, err := rules.CIDR(s); err == nil {
+		return canonical
+	}
+	return s
 }

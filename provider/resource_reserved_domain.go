@@ -78,7 +78,7 @@ func (r *reservedDomainResource) Schema(_ context.Context, _ resource.SchemaRequ
 			"domain": schema.StringAttribute{
 				MarkdownDescription: "The hostname, e.g. `app.example.com` or `*.example.com`. The server stores it lowercased without a trailing dot; a difference in case alone is not a change. Changing it forces a new reserved domain.",
 				Required:            true,
-				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplaceIf(func(_ context.Context, req planmodifier.StringRequest, resp *stringplanmodifier.RequiresReplaceIfFuncResponse) {
+				PlanModifiers: []planmodifier.String{sameString(rules.NormalizeDomain), stringplanmodifier.RequiresReplaceIf(func(_ context.Context, req planmodifier.StringRequest, resp *stringplanmodifier.RequiresReplaceIfFuncResponse) {
 					resp.RequiresReplace = rules.NormalizeDomain(req.StateValue.ValueString()) != rules.NormalizeDomain(req.PlanValue.ValueString())
 				}, "A different domain (not only in case) forces a new reserved domain.", "A different domain (not only in case) forces a new reserved domain.")},
 				Validators: []validator.String{validators.String("must be a fully qualified domain name", func(s string) error {
