@@ -53,13 +53,14 @@ func (r *ipRestrictionResource) Metadata(_ context.Context, req resource.Metadat
 
 func (r *ipRestrictionResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "An IP restriction applies IP policies to one kind of access to the account. An account has at most one restriction per type.",
+		MarkdownDescription: "An IP restriction applies IP policies to one kind of access to the account. An account has at most one restriction per type.\n\n" +
+			"**What the server enforces today.** A restriction of type `api` is enforced by the server on its own API: with `enforced = true`, a request from an address the restriction's policies do not allow is refused (403 `ERR_220`); with `enforced = false` (the default) the restriction is recorded and violations are only logged, which is the way to try a policy before it can lock anyone out. Types `dashboard`, `agent` and `endpoints` are recorded only: this server runs no dashboard and no traffic plane (no agents connect to it yet), so nothing applies them.",
 		Attributes: map[string]schema.Attribute{
 			"id":          idAttribute("IP restriction"),
 			"description": descriptionAttribute("restriction"),
 			"metadata":    metadataAttribute(),
 			"enforced": schema.BoolAttribute{
-				MarkdownDescription: "Whether the restriction is enforced (`false`, the default, only reports).",
+				MarkdownDescription: "Whether the restriction is enforced. `false` (the default) records it and only logs violations; see above for which types the server enforces today.",
 				Optional:            true,
 				Computed:            true,
 				Default:             booldefault.StaticBool(false),

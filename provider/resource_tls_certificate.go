@@ -99,7 +99,8 @@ func (r *tlsCertificateResource) Schema(_ context.Context, _ resource.SchemaRequ
 		return schema.ListAttribute{MarkdownDescription: description, Computed: true, ElementType: types.StringType, PlanModifiers: []planmodifier.List{listplanmodifier.UseStateForUnknown()}}
 	}
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "A TLS certificate uploaded with its private key, for reserved domains. The server checks the chain and the key and derives the other attributes from the leaf certificate; it never returns the key. Give the key either as `private_key_pem` (sensitive, kept in state) or as the write-only `private_key_pem_wo` (Terraform 1.11+, never stored) with `private_key_pem_wo_version`.",
+		MarkdownDescription: "A TLS certificate uploaded with its private key, for reserved domains. The server checks the chain and the key and derives the other attributes from the leaf certificate; it never returns the key. Give the key either as `private_key_pem` (sensitive, kept in state) or as the write-only `private_key_pem_wo` (Terraform 1.11+, never stored) with `private_key_pem_wo_version`.\n\n" +
+			"**Rotation while a reserved domain uses the certificate.** The PEMs cannot change in place, so a new certificate or key replaces the resource, and the server refuses to delete a certificate a reserved domain still uses (`ERR_1966`). Set `lifecycle { create_before_destroy = true }` on the certificate: one apply then creates the new certificate, updates the domain's `certificate_id` in place and deletes the old certificate last (see the `shop` example below). Without it Terraform deletes the old certificate first, which the server refuses.",
 		Attributes: map[string]schema.Attribute{
 			"id":          idAttribute("TLS certificate"),
 			"description": descriptionAttribute("certificate"),

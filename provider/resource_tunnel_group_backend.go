@@ -49,7 +49,8 @@ func (r *tunnelGroupBackendResource) Metadata(_ context.Context, req resource.Me
 
 func (r *tunnelGroupBackendResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "A tunnel group backend balances traffic over the agent tunnels whose labels match its `labels`.",
+		MarkdownDescription: "A tunnel group backend balances traffic over the agent tunnels whose labels match its `labels`.\n\n" +
+			"**What the server does today.** It stores the backend, checks its labels and lets weighted and failover backends refer to it. No agents connect to this server yet, so `tunnels` stays empty and no traffic is routed to the backend.",
 		Attributes: map[string]schema.Attribute{
 			"id":          idAttribute("tunnel group backend"),
 			"description": descriptionAttribute("backend"),
@@ -62,7 +63,7 @@ func (r *tunnelGroupBackendResource) Schema(_ context.Context, _ resource.Schema
 				Default:             mapdefault.StaticValue(types.MapValueMust(types.StringType, map[string]attr.Value{})),
 			},
 			"tunnels": schema.ListAttribute{
-				MarkdownDescription: "IDs of the tunnels that currently match.",
+				MarkdownDescription: "IDs of the tunnels that currently match; always empty until agents connect to the server.",
 				ElementType:         types.StringType,
 				Computed:            true,
 			},
