@@ -387,12 +387,15 @@ func keepStateWhenUnchanged(req resource.ModifyPlanRequest, resp *resource.Modif
 	if resp.Plan.Raw.As(&plan) != nil || req.Config.Raw.As(&config) != nil || req.State.Raw.As(&state) != nil {
 		return
 	}
+	// A new map: As shares the plan's own, which must stay as it is.
+	candidate := make(map[string]tftypes.Value, len(plan))
 	for name, v := range plan {
+		candidate[name] = v
 		if !v.IsKnown() && config[name].IsNull() {
-			plan[name] = state[name]
+			candidate[name] = state[name]
 		}
 	}
-	if tftypes.NewValue(resp.Plan.Raw.Type(), plan).Equal(req.State.Raw) {
+	if tftypes.NewValue(resp.Plan.Raw.Type(), candidate).Equal(req.State.Raw) {
 		resp.Plan.Raw = req.State.Raw.Copy()
 	}
 }
