@@ -70,7 +70,7 @@ func (r *apiKeyResource) Create(ctx context.Context, req resource.CreateRequest,
 func (r *apiKeyResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	r.update(ctx, req, resp, func(ctx context.Context, plan, prior *apiKeyResourceModel) (*api.APIKey, error) {
 		plan.Token = prior.Token
-		return r.client.APIKeys.Update(ctx, prior.ID.ValueString(), api.APIKeyUpdate{Description: optional(plan.Description), Metadata: optional(plan.Metadata)})
+		return r.client.APIKeys.Update(ctx, prior.ID.ValueString(), api.APIKeyUpdate{Description: clearable(plan.Description), Metadata: clearable(plan.Metadata)})
 	})
 }
 
@@ -78,8 +78,8 @@ func apiKeyID(m *apiKeyResourceModel) string { return m.ID.ValueString() }
 
 func flattenAPIKey(k *api.APIKey, m *apiKeyModel) {
 	m.ID = types.StringValue(k.ID)
-	m.Description = types.StringValue(k.Description)
-	m.Metadata = types.StringValue(k.Metadata)
+	m.Description = emptyAsNull(k.Description, m.Description)
+	m.Metadata = emptyAsNull(k.Metadata, m.Metadata)
 	m.OwnerID = types.StringValue(k.OwnerID)
 	m.CreatedAt = types.StringValue(k.CreatedAt)
 }

@@ -63,7 +63,7 @@ resource "warren_api_key" "test" {
 				ConfigPlanChecks: expectAction(addr, plancheck.ResourceActionUpdate),
 				ConfigStateChecks: []statecheck.StateCheck{
 					stateValue(addr, "description", knownvalue.StringExact("ci pipeline")),
-					stateValue(addr, "metadata", knownvalue.StringExact("")),
+					stateValue(addr, "metadata", knownvalue.Null()),
 				},
 				Check: resource.TestCheckResourceAttrWith(addr, "token", func(v string) error { return sameAs(firstToken, v) }),
 			},

@@ -93,7 +93,7 @@ func (r *certificateAuthorityResource) Create(ctx context.Context, req resource.
 
 func (r *certificateAuthorityResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	r.update(ctx, req, resp, func(ctx context.Context, plan, prior *certificateAuthorityModel) (*api.CertificateAuthority, error) {
-		return r.client.CertificateAuthorities.Update(ctx, prior.ID.ValueString(), api.CertificateAuthorityUpdate{Description: optional(plan.Description), Metadata: optional(plan.Metadata)})
+		return r.client.CertificateAuthorities.Update(ctx, prior.ID.ValueString(), api.CertificateAuthorityUpdate{Description: clearable(plan.Description), Metadata: clearable(plan.Metadata)})
 	})
 }
 
@@ -101,8 +101,8 @@ func certificateAuthorityID(m *certificateAuthorityModel) string { return m.ID.V
 
 func flattenCertificateAuthority(ca *api.CertificateAuthority, m *certificateAuthorityModel) {
 	m.ID = types.StringValue(ca.ID)
-	m.Description = types.StringValue(ca.Description)
-	m.Metadata = types.StringValue(ca.Metadata)
+	m.Description = emptyAsNull(ca.Description, m.Description)
+	m.Metadata = emptyAsNull(ca.Metadata, m.Metadata)
 	m.CAPEM = types.StringValue(ca.CAPEM)
 	m.SubjectCommonName = types.StringValue(ca.SubjectCommonName)
 	m.NotBefore = types.StringValue(ca.NotBefore)

@@ -11,10 +11,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/client"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
@@ -141,24 +141,20 @@ func createdAtAttribute() schema.StringAttribute {
 	}
 }
 
-// descriptionAttribute is optional, updates in place and is "" when not set, which is also
-// what the API reports for a missing description: an unset description never shows a diff.
+// descriptionAttribute is optional and updates in place. Like every optional string the API
+// omits when empty, it is null in state when not set (see emptyAsNull).
 func descriptionAttribute(what string) schema.StringAttribute {
 	return schema.StringAttribute{
-		MarkdownDescription: fmt.Sprintf("What the %s is for; at most %d bytes.", what, rules.MaxDescriptionBytes),
+		MarkdownDescription: fmt.Sprintf("What the %s is for; at most %d bytes. Null when not set; `\"\"` means the same to the API.", what, rules.MaxDescriptionBytes),
 		Optional:            true,
-		Computed:            true,
-		Default:             stringdefault.StaticString(""),
 		Validators:          []validator.String{validators.MaxBytes(rules.MaxDescriptionBytes)},
 	}
 }
 
 func metadataAttribute() schema.StringAttribute {
 	return schema.StringAttribute{
-		MarkdownDescription: fmt.Sprintf("Arbitrary user data, e.g. JSON; at most %d bytes.", rules.MaxMetadataBytes),
+		MarkdownDescription: fmt.Sprintf("Arbitrary user data, e.g. JSON; at most %d bytes. Null when not set; `\"\"` means the same to the API.", rules.MaxMetadataBytes),
 		Optional:            true,
-		Computed:            true,
-		Default:             stringdefault.StaticString(""),
 		Validators:          []validator.String{validators.MaxBytes(rules.MaxMetadataBytes)},
 	}
 }
@@ -191,6 +187,47 @@ func tokenAttribute(what string) schema.StringAttribute {
 	}
 }
 
+// Values the API normalises (domain case, IPv6 CIDRs, header names) keep the state's
+// spelling in the plan when the configured one means the same: Terraform accepts a planned
+// value equal to the prior state in place of the configured one. Flatten keeps the configured
+// spelling on create, so this matters after an import, whose state holds the API's spelling.
+
+// sameString keeps the state's string when both normalise alike.
+func sameString(normalize func(string) string) planmodifier.String {
+	return sameStringModifier(normalize)
+}
+
+type sameStringModifier func(string) string
+
+func (m sameStringModifier) Description(context.Context) string {
+	return "A value that means the same as the one in state (e.g. differs only in case) is no change."
+}
+func (m sameStringModifier) MarkdownDescription(ctx context.Context) string {
+	return m.Description(ctx)
+}
+func (m sameStringModifier) PlanModifyString(_ context.Context, req planmodifier.StringRequest, resp *planmodifier.StringResponse) {
+	if known(req.StateValue) && known(req.PlanValue) && m(req.StateValue.ValueString()) == m(req.PlanValue.ValueString()) {
+		resp.PlanValue = req.StateValue
+	}
+}
+
+// sameMap keeps the state's map of strings when same says both mean the same.
+func sameMap(same func(a, b map[string]string) bool) planmodifier.Map { return sameMapModifier(same) }
+
+type sameMapModifier func(a, b map[string]string) bool
+
+func (m sameMapModifier) Description(context.Context) string {
+	return "A value that means the same as the one in state (e.g. differs only in case) is no change."
+}
+func (m sameMapModifier) MarkdownDescription(ctx context.Context) string { return m.Description(ctx) }
+func (m sameMapModifier) PlanModifyMap(_ context.Context, req planmodifier.MapRequest, resp *planmodifier.MapResponse) {
+	if known(req.StateValue) && known(req.PlanValue) && m(stringMapOf(req.StateValue), stringMapOf(req.PlanValue)) {
+		resp.PlanValue = req.StateValue
+	}
+}
+
+func known(v attr.Value) bool { return !v.IsNull() && !v.IsUnknown() }
+
 // Mapping helpers between API values and framework values.
 
 // optional returns a pointer to v's string for a request, nil when null or unknown.
@@ -200,6 +237,24 @@ func optional(v types.String) *string {
 	}
 	s := v.ValueString()
 	return &s
+}
+
+// clearable is an optional string for an update: null (no longer set) sends "", which
+// clears the value, while an omitted member would keep it.
+func clearable(v types.String) *string {
+	if v.IsNull() {
+		return new(string)
+	}
+	return optional(v)
+}
+
+// emptyAsNull maps an optional string of the API, which omits empty ones: null in state,
+// unless the configuration says "" (kept, so `description = ""` never shows a diff either).
+func emptyAsNull(v string, configured types.String) types.String {
+	if v == "" && !configured.Equal(types.StringValue("")) {
+		return types.StringNull()
+	}
+	return types.StringValue(v)
 }
 
 // stringsOf returns the elements of a list of strings; nil when null or unknown.
@@ -274,6 +329,9 @@ type crud[M any, T any] struct {
 	get     func(*client.Client) getFunc[T]
 	del     func(*client.Client) func(context.Context, string) error
 	flatten func(*T, *M)
+	// members are the rules over which attributes are set (conflicts, exactly one of …),
+	// checked by ValidateConfig and, with unknown values counted as set, by ModifyPlan.
+	members []validators.Members
 }
 
 // create reads the plan, calls the API and saves what it answered.
@@ -296,6 +354,51 @@ func (r *crud[M, T]) Read(ctx context.Context, req resource.ReadRequest, resp *r
 
 func (r *crud[M, T]) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	deleteResource(ctx, req, resp, r.what, r.id, r.del(r.client))
+}
+
+func (r *crud[M, T]) ConfigValidators(context.Context) []resource.ConfigValidator {
+	out := make([]resource.ConfigValidator, len(r.members))
+	for i, m := range r.members {
+		out[i] = m
+	}
+	return out
+}
+
+// ModifyPlan fails a plan whose set attributes break a members rule, also when a value is
+// known only after apply (it is then set, just not yet known), so nothing is half-applied.
+func (r *crud[M, T]) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() { // destroy
+		return
+	}
+	for _, m := range r.members {
+		resp.Diagnostics.Append(m.Check(ctx, req.Config, true)...)
+	}
+	if !req.State.Raw.IsNull() {
+		keepStateWhenUnchanged(req, resp)
+	}
+}
+
+// keepStateWhenUnchanged plans no change when the configuration only spells normalised
+// values differently from the state. The framework marks unset computed attributes unknown
+// as soon as the configuration differs from the state, before the plan modifiers (sameString,
+// sameMap) put the state's spelling back; when nothing else differs, those unknowns are the
+// state's values again.
+func keepStateWhenUnchanged(req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	var plan, config, state map[string]tftypes.Value
+	if resp.Plan.Raw.As(&plan) != nil || req.Config.Raw.As(&config) != nil || req.State.Raw.As(&state) != nil {
+		return
+	}
+	// A new map: As shares the plan's own, which must stay as it is.
+	candidate := make(map[string]tftypes.Value, len(plan))
+	for name, v := range plan {
+		candidate[name] = v
+		if !v.IsKnown() && config[name].IsNull() {
+			candidate[name] = state[name]
+		}
+	}
+	if tftypes.NewValue(resp.Plan.Raw.Type(), candidate).Equal(req.State.Raw) {
+		resp.Plan.Raw = req.State.Raw.Copy()
+	}
 }
 
 func (r *crud[M, T]) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {

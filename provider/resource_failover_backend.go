@@ -75,7 +75,7 @@ func (r *failoverBackendResource) Create(ctx context.Context, req resource.Creat
 
 func (r *failoverBackendResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	r.update(ctx, req, resp, func(ctx context.Context, plan, prior *failoverBackendModel) (*api.FailoverBackend, error) {
-		return r.client.FailoverBackends.Update(ctx, prior.ID.ValueString(), api.FailoverBackendCreate{Description: optional(plan.Description), Metadata: optional(plan.Metadata), Backends: stringsOf(ctx, plan.Backends, &resp.Diagnostics)})
+		return r.client.FailoverBackends.Update(ctx, prior.ID.ValueString(), api.FailoverBackendCreate{Description: clearable(plan.Description), Metadata: clearable(plan.Metadata), Backends: stringsOf(ctx, plan.Backends, &resp.Diagnostics)})
 	})
 }
 
@@ -83,8 +83,8 @@ func failoverBackendID(m *failoverBackendModel) string { return m.ID.ValueString
 
 func flattenFailoverBackend(b *api.FailoverBackend, m *failoverBackendModel) {
 	m.ID = types.StringValue(b.ID)
-	m.Description = types.StringValue(b.Description)
-	m.Metadata = types.StringValue(b.Metadata)
+	m.Description = emptyAsNull(b.Description, m.Description)
+	m.Metadata = emptyAsNull(b.Metadata, m.Metadata)
 	m.Backends = stringList(b.Backends)
 	m.CreatedAt = types.StringValue(b.CreatedAt)
 }

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"maps"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -9,7 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/mapdefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
@@ -59,10 +60,8 @@ func (r *httpResponseBackendResource) Schema(_ context.Context, _ resource.Schem
 			"description": descriptionAttribute("backend"),
 			"metadata":    metadataAttribute(),
 			"body": schema.StringAttribute{
-				MarkdownDescription: "The response body; at most 64 KiB.",
+				MarkdownDescription: "The response body; at most 64 KiB. Null when not set (an empty body).",
 				Optional:            true,
-				Computed:            true,
-				Default:             stringdefault.StaticString(""),
 			},
 			"headers": schema.MapAttribute{
 				MarkdownDescription: "Response headers. Names are case-insensitive (the API shows them lowercased).",
@@ -70,6 +69,7 @@ func (r *httpResponseBackendResource) Schema(_ context.Context, _ resource.Schem
 				Optional:            true,
 				Computed:            true,
 				Default:             mapdefault.StaticValue(types.MapValueMust(types.StringType, map[string]attr.Value{})),
+				PlanModifiers:       []planmodifier.Map{sameMap(sameHeaders)},
 			},
 			"status_code": schema.Int64Attribute{
 				MarkdownDescription: "The HTTP status code, 100–599. Defaults to `200`.",
@@ -111,7 +111,7 @@ func httpResponseBackendID(m *httpResponseBackendModel) string { return m.ID.Val
 
 func expandHTTPResponseBackend(ctx context.Context, m *httpResponseBackendModel) api.HTTPResponseBackendCreate {
 	return api.HTTPResponseBackendCreate{
-		Description: optional(m.Description), Metadata: optional(m.Metadata), Body: optional(m.Body),
+		Description: clearable(m.Description), Metadata: clearable(m.Metadata), Body: clearable(m.Body),
 		Headers: stringMapOf(m.Headers), StatusCode: m.StatusCode.ValueInt64Pointer(),
 	}
 }
@@ -120,9 +120,9 @@ func expandHTTPResponseBackend(ctx context.Context, m *httpResponseBackendModel)
 // ones say the same, so a config with `Content-Type` never shows a diff.
 func flattenHTTPResponseBackend(b *api.HTTPResponseBackend, m *httpResponseBackendModel) {
 	m.ID = types.StringValue(b.ID)
-	m.Description = types.StringValue(b.Description)
-	m.Metadata = types.StringValue(b.Metadata)
-	m.Body = types.StringValue(b.Body)
+	m.Description = emptyAsNull(b.Description, m.Description)
+	m.Metadata = emptyAsNull(b.Metadata, m.Metadata)
+	m.Body = emptyAsNull(b.Body, m.Body)
 	headers := b.Headers
 	if configured := stringMapOf(m.Headers); configured != nil && sameHeaders(configured, b.Headers) {
 		headers = configured
@@ -134,13 +134,12 @@ func flattenHTTPResponseBackend(b *api.HTTPResponseBackend, m *httpResponseBacke
 
 // sameHeaders reports whether two header maps are equal but for the case of their names.
 func sameHeaders(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[strings.ToLower(k)]; !ok || w != v {
-			return false
+	lower := func(m map[string]string) map[string]string {
+		out := make(map[string]string, len(m))
+		for k, v := range m {
+			out[strings.ToLower(k)] = v
 		}
+		return out
 	}
-	return true
+	return len(a) == len(b) && maps.Equal(lower(a), lower(b))
 }

@@ -61,7 +61,7 @@ func (r *ipPolicyResource) Create(ctx context.Context, req resource.CreateReques
 
 func (r *ipPolicyResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	r.update(ctx, req, resp, func(ctx context.Context, plan, prior *ipPolicyModel) (*api.IPPolicy, error) {
-		return r.client.IPPolicies.Update(ctx, prior.ID.ValueString(), api.IPPolicyUpdate{Description: optional(plan.Description), Metadata: optional(plan.Metadata)})
+		return r.client.IPPolicies.Update(ctx, prior.ID.ValueString(), api.IPPolicyUpdate{Description: clearable(plan.Description), Metadata: clearable(plan.Metadata)})
 	})
 }
 
@@ -69,7 +69,7 @@ func ipPolicyID(m *ipPolicyModel) string { return m.ID.ValueString() }
 
 func flattenIPPolicy(p *api.IPPolicy, m *ipPolicyModel) {
 	m.ID = types.StringValue(p.ID)
-	m.Description = types.StringValue(p.Description)
-	m.Metadata = types.StringValue(p.Metadata)
+	m.Description = emptyAsNull(p.Description, m.Description)
+	m.Metadata = emptyAsNull(p.Metadata, m.Metadata)
 	m.CreatedAt = types.StringValue(p.CreatedAt)
 }

@@ -60,6 +60,7 @@ func (r *ipPolicyRuleResource) Schema(_ context.Context, _ resource.SchemaReques
 			"cidr": schema.StringAttribute{
 				MarkdownDescription: "The CIDR, written as its network address (`10.0.0.0/8`, not `10.1.2.3/8`); unique within the policy. Updated in place.",
 				Required:            true,
+				PlanModifiers:       []planmodifier.String{sameString(canonicalCIDR)},
 				Validators: []validator.String{validators.String("must be a CIDR written as its network address", func(s string) error {
 					_, err := rules.CIDR(s)
 					return err
@@ -93,7 +94,7 @@ func (r *ipPolicyRuleResource) Create(ctx context.Context, req resource.CreateRe
 func (r *ipPolicyRuleResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	r.update(ctx, req, resp, func(ctx context.Context, plan, prior *ipPolicyRuleModel) (*api.IPPolicyRule, error) {
 		return r.client.IPPolicyRules.Update(ctx, prior.ID.ValueString(), api.IPPolicyRuleUpdate{
-			Description: optional(plan.Description), Metadata: optional(plan.Metadata), CIDR: optional(plan.CIDR),
+			Description: clearable(plan.Description), Metadata: clearable(plan.Metadata), CIDR: optional(plan.CIDR),
 		})
 	})
 }
@@ -104,12 +105,20 @@ func ipPolicyRuleID(m *ipPolicyRuleModel) string { return m.ID.ValueString() }
 // lowercased) says the same, so such a config never shows a diff.
 func flattenIPPolicyRule(rule *api.IPPolicyRule, m *ipPolicyRuleModel) {
 	m.ID = types.StringValue(rule.ID)
-	m.Description = types.StringValue(rule.Description)
-	m.Metadata = types.StringValue(rule.Metadata)
-	if canonical, err := rules.CIDR(m.CIDR.ValueString()); err != nil || canonical != rule.CIDR {
+	m.Description = emptyAsNull(rule.Description, m.Description)
+	m.Metadata = emptyAsNull(rule.Metadata, m.Metadata)
+	if canonicalCIDR(m.CIDR.ValueString()) != rule.CIDR {
 		m.CIDR = types.StringValue(rule.CIDR)
 	}
 	m.IPPolicyID = types.StringValue(rule.IPPolicy.ID)
 	m.Action = types.StringValue(rule.Action)
 	m.CreatedAt = types.StringValue(rule.CreatedAt)
+}
+
+// canonicalCIDR is a CIDR as the API writes it (IPv6 lowercased), or s itself when invalid.
+func canonicalCIDR(s string) string {
+	if canonical, err := rules.CIDR(s); err == nil {
+		return canonical
+	}
+	return s
 }

@@ -53,13 +53,14 @@ func (r *ipRestrictionResource) Metadata(_ context.Context, req resource.Metadat
 
 func (r *ipRestrictionResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "An IP restriction applies IP policies to one kind of access to the account. An account has at most one restriction per type.",
+		MarkdownDescription: "An IP restriction applies IP policies to one kind of access to the account. An account has at most one restriction per type.\n\n" +
+			"**What the server enforces today.** A restriction of type `api` is enforced by the server on its own API: with `enforced = true`, a request from an address the restriction's policies do not allow is refused (403 `ERR_220`); with `enforced = false` (the default) the restriction is recorded and violations are only logged, which is the way to try a policy before it can lock anyone out. Types `dashboard`, `agent` and `endpoints` are recorded only: this server runs no dashboard and no traffic plane (no agents connect to it yet), so nothing applies them.",
 		Attributes: map[string]schema.Attribute{
 			"id":          idAttribute("IP restriction"),
 			"description": descriptionAttribute("restriction"),
 			"metadata":    metadataAttribute(),
 			"enforced": schema.BoolAttribute{
-				MarkdownDescription: "Whether the restriction is enforced (`false`, the default, only reports).",
+				MarkdownDescription: "Whether the restriction is enforced. `false` (the default) records it and only logs violations; see above for which types the server enforces today.",
 				Optional:            true,
 				Computed:            true,
 				Default:             booldefault.StaticBool(false),
@@ -93,7 +94,7 @@ func (r *ipRestrictionResource) Create(ctx context.Context, req resource.CreateR
 func (r *ipRestrictionResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	r.update(ctx, req, resp, func(ctx context.Context, plan, prior *ipRestrictionModel) (*api.IPRestriction, error) {
 		return r.client.IPRestrictions.Update(ctx, prior.ID.ValueString(), api.IPRestrictionUpdate{
-			Description: optional(plan.Description), Metadata: optional(plan.Metadata), Enforced: plan.Enforced.ValueBoolPointer(),
+			Description: clearable(plan.Description), Metadata: clearable(plan.Metadata), Enforced: plan.Enforced.ValueBoolPointer(),
 			IPPolicyIDs: stringsOf(ctx, plan.IPPolicyIDs, &resp.Diagnostics),
 		})
 	})
@@ -103,8 +104,8 @@ func ipRestrictionID(m *ipRestrictionModel) string { return m.ID.ValueString() }
 
 func flattenIPRestriction(x *api.IPRestriction, m *ipRestrictionModel) {
 	m.ID = types.StringValue(x.ID)
-	m.Description = types.StringValue(x.Description)
-	m.Metadata = types.StringValue(x.Metadata)
+	m.Description = emptyAsNull(x.Description, m.Description)
+	m.Metadata = emptyAsNull(x.Metadata, m.Metadata)
 	m.Enforced = types.BoolValue(x.Enforced)
 	m.Type = types.StringValue(x.Type)
 	policyIDs := make([]string, len(x.IPPolicies))

@@ -61,9 +61,13 @@ resource "warren_ip_policy_rule" "test" {
 					statecheck.CompareValuePairs(addr, tfjsonpath.New("ip_policy_id"), "warren_ip_policy.a", tfjsonpath.New("id"), compare.ValuesSame()),
 				},
 			},
-			// A new CIDR updates in place; an upper-case IPv6 CIDR never shows a diff.
-			{Config: cfg("a", "2001:DB8::/32", "allow"), ConfigPlanChecks: expectAction(addr, plancheck.ResourceActionUpdate)},
+			// A new CIDR updates in place; an upper-case IPv6 CIDR is the same one: no change.
 			{Config: cfg("a", "2001:db8::/32", "allow"), ConfigPlanChecks: expectAction(addr, plancheck.ResourceActionUpdate)},
+			{
+				Config:            cfg("a", "2001:DB8::/32", "allow"),
+				ConfigPlanChecks:  expectAction(addr, plancheck.ResourceActionNoop),
+				ConfigStateChecks: []statecheck.StateCheck{stateValue(addr, "cidr", knownvalue.StringExact("2001:db8::/32"))},
+			},
 			importSteps(cfg("a", "2001:db8::/32", "allow"), addr)[0],
 			importSteps(cfg("a", "2001:db8::/32", "allow"), addr)[1],
 			{Config: cfg("a", "2001:db8::/32", "deny"), ConfigPlanChecks: expectAction(addr, plancheck.ResourceActionDestroyBeforeCreate)},

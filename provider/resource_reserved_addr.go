@@ -82,7 +82,7 @@ func (r *reservedAddrResource) Create(ctx context.Context, req resource.CreateRe
 
 func (r *reservedAddrResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	r.update(ctx, req, resp, func(ctx context.Context, plan, prior *reservedAddrModel) (*api.ReservedAddr, error) {
-		return r.client.ReservedAddrs.Update(ctx, prior.ID.ValueString(), api.ReservedAddrUpdate{Description: optional(plan.Description), Metadata: optional(plan.Metadata)})
+		return r.client.ReservedAddrs.Update(ctx, prior.ID.ValueString(), api.ReservedAddrUpdate{Description: clearable(plan.Description), Metadata: clearable(plan.Metadata)})
 	})
 }
 
@@ -90,8 +90,8 @@ func reservedAddrID(m *reservedAddrModel) string { return m.ID.ValueString() }
 
 func flattenReservedAddr(a *api.ReservedAddr, m *reservedAddrModel) {
 	m.ID = types.StringValue(a.ID)
-	m.Description = types.StringValue(a.Description)
-	m.Metadata = types.StringValue(a.Metadata)
+	m.Description = emptyAsNull(a.Description, m.Description)
+	m.Metadata = emptyAsNull(a.Metadata, m.Metadata)
 	m.Region = types.StringValue(a.Region)
 	m.Addr = types.StringValue(a.Addr)
 	m.CreatedAt = types.StringValue(a.CreatedAt)

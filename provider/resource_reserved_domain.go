@@ -32,8 +32,9 @@ var (
 func NewReservedDomainResource() resource.Resource {
 	return &reservedDomainResource{crud[reservedDomainModel, api.ReservedDomain]{
 		what: "reserved domain", id: reservedDomainID, flatten: flattenReservedDomain,
-		get: func(c *client.Client) getFunc[api.ReservedDomain] { return c.ReservedDomains.Get },
-		del: func(c *client.Client) func(context.Context, string) error { return c.ReservedDomains.Delete },
+		members: []validators.Members{validators.Conflicting(path.Root("certificate_id"), path.Root("certificate_management_policy"))},
+		get:     func(c *client.Client) getFunc[api.ReservedDomain] { return c.ReservedDomains.Get },
+		del:     func(c *client.Client) func(context.Context, string) error { return c.ReservedDomains.Delete },
 	}}
 }
 
@@ -77,7 +78,7 @@ func (r *reservedDomainResource) Schema(_ context.Context, _ resource.SchemaRequ
 			"domain": schema.StringAttribute{
 				MarkdownDescription: "The hostname, e.g. `app.example.com` or `*.example.com`. The server stores it lowercased without a trailing dot; a difference in case alone is not a change. Changing it forces a new reserved domain.",
 				Required:            true,
-				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplaceIf(func(_ context.Context, req planmodifier.StringRequest, resp *stringplanmodifier.RequiresReplaceIfFuncResponse) {
+				PlanModifiers: []planmodifier.String{sameString(rules.NormalizeDomain), stringplanmodifier.RequiresReplaceIf(func(_ context.Context, req planmodifier.StringRequest, resp *stringplanmodifier.RequiresReplaceIfFuncResponse) {
 					resp.RequiresReplace = rules.NormalizeDomain(req.StateValue.ValueString()) != rules.NormalizeDomain(req.PlanValue.ValueString())
 				}, "A different domain (not only in case) forces a new reserved domain.", "A different domain (not only in case) forces a new reserved domain.")},
 				Validators: []validator.String{validators.String("must be a fully qualified domain name", func(s string) error {
@@ -90,9 +91,6 @@ func (r *reservedDomainResource) Schema(_ context.Context, _ resource.SchemaRequ
 				MarkdownDescription: "ID of an uploaded `warren_tls_certificate` to serve. Conflicts with `certificate_management_policy`. When neither is set, the server keeps its choice (a managed certificate for domains you bring).",
 				Optional:            true,
 				Computed:            true,
-				Validators: []validator.String{
-					stringvalidator.ConflictsWith(path.MatchRoot("certificate_management_policy")),
-				},
 			},
 			"certificate_management_policy": schema.SingleNestedAttribute{
 				MarkdownDescription: "Have the service obtain and renew the certificate. Conflicts with `certificate_id`; setting it replaces an uploaded certificate.",
@@ -158,7 +156,7 @@ func (r *reservedDomainResource) Create(ctx context.Context, req resource.Create
 func (r *reservedDomainResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	r.update(ctx, req, resp, func(ctx context.Context, plan, prior *reservedDomainModel) (*api.ReservedDomain, error) {
 		return r.client.ReservedDomains.Update(ctx, prior.ID.ValueString(), api.ReservedDomainUpdate{
-			Description: optional(plan.Description), Metadata: optional(plan.Metadata),
+			Description: clearable(plan.Description), Metadata: clearable(plan.Metadata),
 			CertificateID: optional(plan.CertificateID), CertificateManagementPolicy: expandPolicy(ctx, plan.CertificateManagementPolicy),
 			ResolvesTo: expandResolvesTo(ctx, plan.ResolvesTo, &resp.Diagnostics),
 		})
@@ -199,8 +197,8 @@ func flattenReservedDomain(d *api.ReservedDomain, m *reservedDomainModel) {
 	if rules.NormalizeDomain(m.Domain.ValueString()) != d.Domain {
 		m.Domain = types.StringValue(d.Domain)
 	}
-	m.Description = types.StringValue(d.Description)
-	m.Metadata = types.StringValue(d.Metadata)
+	m.Description = emptyAsNull(d.Description, m.Description)
+	m.Metadata = emptyAsNull(d.Metadata, m.Metadata)
 	m.CertificateID = types.StringNull()
 	if d.Certificate != nil {
 		m.CertificateID = types.StringValue(d.Certificate.ID)

@@ -77,10 +77,11 @@ resource "warren_reserved_domain" "test" {
 				},
 			},
 			{
-				// A difference in case alone is no reason to replace the domain.
+				// A difference in case alone is no change (and omitting the policy keeps the
+				// server's): the state keeps its spelling.
 				Config:            cfg("APP.Example.com.", `description = "app"`),
-				ConfigPlanChecks:  expectAction(addr, plancheck.ResourceActionUpdate),
-				ConfigStateChecks: []statecheck.StateCheck{stateValue(addr, "domain", knownvalue.StringExact("APP.Example.com."))},
+				ConfigPlanChecks:  expectAction(addr, plancheck.ResourceActionNoop),
+				ConfigStateChecks: []statecheck.StateCheck{stateValue(addr, "domain", knownvalue.StringExact("app.example.com"))},
 			},
 			{
 				Config:           cfg("www.example.com", `description = "app"`),

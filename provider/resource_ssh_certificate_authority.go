@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
@@ -15,6 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"golang.org/x/crypto/ssh"
 
@@ -27,6 +29,7 @@ var (
 	_ resource.ResourceWithConfigure      = (*sshCAResource)(nil)
 	_ resource.ResourceWithImportState    = (*sshCAResource)(nil)
 	_ resource.ResourceWithValidateConfig = (*sshCAResource)(nil)
+	_ resource.ResourceWithModifyPlan     = (*sshCAResource)(nil)
 )
 
 // NewSSHCertificateAuthorityResource is warren_ssh_certificate_authority.
@@ -109,21 +112,39 @@ func (r *sshCAResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 
 // ValidateConfig applies the server's rule: key_size only with rsa, elliptic_curve only with ecdsa.
 func (r *sshCAResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	checkSSHCAKey(ctx, req.Config, false, &resp.Diagnostics)
+}
+
+// ModifyPlan applies the same rule with a size or curve known only after apply counted as
+// set: with a known key type, whether they may be set does not depend on their value.
+func (r *sshCAResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	r.crud.ModifyPlan(ctx, req, resp)
+	if !req.Plan.Raw.IsNull() {
+		checkSSHCAKey(ctx, req.Config, true, &resp.Diagnostics)
+	}
+}
+
+// checkSSHCAKey runs rules.SSHCAKey on a configuration. An unknown size or curve is skipped,
+// or with unknownIsSet stands for a valid value (its own validator checks it once known).
+func checkSSHCAKey(ctx context.Context, config tfsdk.Config, unknownIsSet bool, diags *diag.Diagnostics) {
 	var m sshCAModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() || m.PrivateKeyType.IsUnknown() || m.KeySize.IsUnknown() || m.EllipticCurve.IsUnknown() {
+	diags.Append(config.Get(ctx, &m)...)
+	if diags.HasError() || m.PrivateKeyType.IsUnknown() || !unknownIsSet && (m.KeySize.IsUnknown() || m.EllipticCurve.IsUnknown()) {
 		return
 	}
 	keyType := optional(m.PrivateKeyType)
 	if keyType == nil {
 		keyType = api.String(rules.DefaultSSHKeyType)
 	}
-	var size *int64
-	if !m.KeySize.IsNull() {
-		size = api.Int64(m.KeySize.ValueInt64())
+	size, curve := m.KeySize.ValueInt64Pointer(), optional(m.EllipticCurve)
+	if m.KeySize.IsUnknown() {
+		size = &rules.SSHRSAKeySizes[0]
 	}
-	if err := rules.SSHCAKey(keyType, size, optional(m.EllipticCurve)); err != nil {
-		addViolation(&resp.Diagnostics, "Invalid key choice", err)
+	if m.EllipticCurve.IsUnknown() {
+		curve = &rules.SSHEllipticCurves[0]
+	}
+	if err := rules.SSHCAKey(keyType, size, curve); err != nil {
+		addViolation(diags, "Invalid key choice", err)
 	}
 }
 
@@ -139,7 +160,7 @@ func (r *sshCAResource) Create(ctx context.Context, req resource.CreateRequest, 
 
 func (r *sshCAResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	r.update(ctx, req, resp, func(ctx context.Context, plan, prior *sshCAModel) (*api.SSHCertificateAuthority, error) {
-		return r.client.SSHCertificateAuthorities.Update(ctx, prior.ID.ValueString(), api.SSHCertificateAuthorityUpdate{Description: optional(plan.Description), Metadata: optional(plan.Metadata)})
+		return r.client.SSHCertificateAuthorities.Update(ctx, prior.ID.ValueString(), api.SSHCertificateAuthorityUpdate{Description: clearable(plan.Description), Metadata: clearable(plan.Metadata)})
 	})
 }
 
@@ -149,8 +170,8 @@ func sshCAID(m *sshCAModel) string { return m.ID.ValueString() }
 // they are read off the public key (which also makes an import complete).
 func flattenSSHCA(ca *api.SSHCertificateAuthority, m *sshCAModel) {
 	m.ID = types.StringValue(ca.ID)
-	m.Description = types.StringValue(ca.Description)
-	m.Metadata = types.StringValue(ca.Metadata)
+	m.Description = emptyAsNull(ca.Description, m.Description)
+	m.Metadata = emptyAsNull(ca.Metadata, m.Metadata)
 	m.PublicKey = types.StringValue(ca.PublicKey)
 	m.KeyType = types.StringValue(ca.KeyType)
 	m.PrivateKeyType = types.StringValue(ca.KeyType)

@@ -84,7 +84,7 @@ func (r *sshCredentialResource) Create(ctx context.Context, req resource.CreateR
 func (r *sshCredentialResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	r.update(ctx, req, resp, func(ctx context.Context, plan, prior *sshCredentialModel) (*api.SSHCredential, error) {
 		return r.client.SSHCredentials.Update(ctx, prior.ID.ValueString(), api.SSHCredentialUpdate{
-			Description: optional(plan.Description), Metadata: optional(plan.Metadata),
+			Description: clearable(plan.Description), Metadata: clearable(plan.Metadata),
 			ACL: stringsOf(ctx, plan.ACL, &resp.Diagnostics),
 		})
 	})
@@ -94,8 +94,8 @@ func sshCredentialID(m *sshCredentialModel) string { return m.ID.ValueString() }
 
 func flattenSSHCredential(c *api.SSHCredential, m *sshCredentialModel) {
 	m.ID = types.StringValue(c.ID)
-	m.Description = types.StringValue(c.Description)
-	m.Metadata = types.StringValue(c.Metadata)
+	m.Description = emptyAsNull(c.Description, m.Description)
+	m.Metadata = emptyAsNull(c.Metadata, m.Metadata)
 	m.PublicKey = types.StringValue(c.PublicKey)
 	m.ACL = stringList(c.ACL)
 	m.OwnerID = types.StringValue(c.OwnerID)

@@ -92,7 +92,7 @@ func (r *staticBackendResource) Update(ctx context.Context, req resource.UpdateR
 func staticBackendID(m *staticBackendModel) string { return m.ID.ValueString() }
 
 func expandStaticBackend(m *staticBackendModel) api.StaticBackendCreate {
-	in := api.StaticBackendCreate{Description: optional(m.Description), Metadata: optional(m.Metadata), Address: optional(m.Address)}
+	in := api.StaticBackendCreate{Description: clearable(m.Description), Metadata: clearable(m.Metadata), Address: optional(m.Address)}
 	if !m.TLS.IsNull() && !m.TLS.IsUnknown() {
 		enabled, _ := m.TLS.Attributes()["enabled"].(types.Bool)
 		in.TLS = &api.StaticTLS{Enabled: enabled.ValueBool()}
@@ -106,8 +106,8 @@ func staticTLS(tls api.StaticTLS) types.Object {
 
 func flattenStaticBackend(b *api.StaticBackend, m *staticBackendModel) {
 	m.ID = types.StringValue(b.ID)
-	m.Description = types.StringValue(b.Description)
-	m.Metadata = types.StringValue(b.Metadata)
+	m.Description = emptyAsNull(b.Description, m.Description)
+	m.Metadata = emptyAsNull(b.Metadata, m.Metadata)
 	m.Address = types.StringValue(b.Address)
 	m.TLS = staticTLS(b.TLS)
 	m.CreatedAt = types.StringValue(b.CreatedAt)

@@ -3,8 +3,6 @@ package provider
 import (
 	"context"
 
-	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/resourcevalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -14,12 +12,12 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/client"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
+	"github.com/warrenhq/terraform-provider-warren/provider/validators"
 )
 
 var (
@@ -33,6 +31,10 @@ var (
 func NewTLSCertificateResource() resource.Resource {
 	return &tlsCertificateResource{crud[tlsCertificateResourceModel, api.TLSCertificate]{
 		what: "TLS certificate", id: tlsCertificateID, flatten: flattenTLSCertificateResource,
+		members: []validators.Members{
+			validators.ExactlyOneOf(path.Root("private_key_pem"), path.Root("private_key_pem_wo")),
+			validators.AlsoRequires(path.Root("private_key_pem_wo_version"), path.Root("private_key_pem_wo")),
+		},
 		get: func(c *client.Client) getFunc[api.TLSCertificate] { return c.TLSCertificates.Get },
 		del: func(c *client.Client) func(context.Context, string) error { return c.TLSCertificates.Delete },
 	}}
@@ -97,7 +99,8 @@ func (r *tlsCertificateResource) Schema(_ context.Context, _ resource.SchemaRequ
 		return schema.ListAttribute{MarkdownDescription: description, Computed: true, ElementType: types.StringType, PlanModifiers: []planmodifier.List{listplanmodifier.UseStateForUnknown()}}
 	}
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "A TLS certificate uploaded with its private key, for reserved domains. The server checks the chain and the key and derives the other attributes from the leaf certificate; it never returns the key. Give the key either as `private_key_pem` (sensitive, kept in state) or as the write-only `private_key_pem_wo` (Terraform 1.11+, never stored) with `private_key_pem_wo_version`.",
+		MarkdownDescription: "A TLS certificate uploaded with its private key, for reserved domains. The server checks the chain and the key and derives the other attributes from the leaf certificate; it never returns the key. Give the key either as `private_key_pem` (sensitive, kept in state) or as the write-only `private_key_pem_wo` (Terraform 1.11+, never stored) with `private_key_pem_wo_version`.\n\n" +
+			"**Rotation while a reserved domain uses the certificate.** The PEMs cannot change in place, so a new certificate or key replaces the resource, and the server refuses to delete a certificate a reserved domain still uses (`ERR_1966`). Set `lifecycle { create_before_destroy = true }` on the certificate: one apply then creates the new certificate, updates the domain's `certificate_id` in place and deletes the old certificate last (see the `shop` example below). Without it Terraform deletes the old certificate first, which the server refuses.",
 		Attributes: map[string]schema.Attribute{
 			"id":          idAttribute("TLS certificate"),
 			"description": descriptionAttribute("certificate"),
@@ -129,7 +132,6 @@ func (r *tlsCertificateResource) Schema(_ context.Context, _ resource.SchemaRequ
 					func(_ context.Context, req planmodifier.Int64Request, resp *int64planmodifier.RequiresReplaceIfFuncResponse) {
 						resp.RequiresReplace = !req.StateValue.IsNull()
 					}, replaceKeyDescription, replaceKeyDescription)},
-				Validators: []validator.Int64{int64validator.AlsoRequires(path.MatchRoot("private_key_pem_wo"))},
 			},
 			"subject_common_name": derived("Common name of the leaf's subject."),
 			"subject_alternative_names": schema.SingleNestedAttribute{
@@ -157,10 +159,6 @@ func (r *tlsCertificateResource) Schema(_ context.Context, _ resource.SchemaRequ
 			"created_at":                  createdAtAttribute(),
 		},
 	}
-}
-
-func (r *tlsCertificateResource) ConfigValidators(context.Context) []resource.ConfigValidator {
-	return []resource.ConfigValidator{resourcevalidator.ExactlyOneOf(path.MatchRoot("private_key_pem"), path.MatchRoot("private_key_pem_wo"))}
 }
 
 // ValidateConfig runs the server's PEM checks (shape, headers, encrypted key, key/cert
@@ -201,7 +199,7 @@ func (r *tlsCertificateResource) Create(ctx context.Context, req resource.Create
 
 func (r *tlsCertificateResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	r.update(ctx, req, resp, func(ctx context.Context, plan, prior *tlsCertificateResourceModel) (*api.TLSCertificate, error) {
-		return r.client.TLSCertificates.Update(ctx, prior.ID.ValueString(), api.TLSCertificateUpdate{Description: optional(plan.Description), Metadata: optional(plan.Metadata)})
+		return r.client.TLSCertificates.Update(ctx, prior.ID.ValueString(), api.TLSCertificateUpdate{Description: clearable(plan.Description), Metadata: clearable(plan.Metadata)})
 	})
 }
 
@@ -209,8 +207,8 @@ func tlsCertificateID(m *tlsCertificateResourceModel) string { return m.ID.Value
 
 func flattenTLSCertificate(c *api.TLSCertificate, m *tlsCertificateModel) {
 	m.ID = types.StringValue(c.ID)
-	m.Description = types.StringValue(c.Description)
-	m.Metadata = types.StringValue(c.Metadata)
+	m.Description = emptyAsNull(c.Description, m.Description)
+	m.Metadata = emptyAsNull(c.Metadata, m.Metadata)
 	m.CertificatePEM = types.StringValue(c.CertificatePEM)
 	m.SubjectCommonName = types.StringValue(c.SubjectCommonName)
 	m.SubjectAlternativeNames = types.ObjectValueMust(sanAttrTypes, map[string]attr.Value{

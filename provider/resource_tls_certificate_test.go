@@ -1,22 +1,30 @@
 package provider
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"fmt"
 	"math/big"
+	"os"
 	"regexp"
+	"strconv"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-testing/compare"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/warrenhq/terraform-provider-warren/internal/client"
 )
 
 // testPKI is a CA and a leaf it signed, as PEM.
@@ -218,4 +226,67 @@ func importBlockRecording(cfg, addr string) resource.TestStep {
 		ExpectNonEmptyPlan: true,
 		ImportPlanChecks:   resource.ImportPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate)}},
 	}
+}
+
+// TestAccTLSCertificateRotation applies the documented example
+// (examples/resources/warren_tls_certificate/resource.tf), then rotates the certificate a
+// reserved domain serves: with create_before_destroy it is one apply, the domain points at
+// the new certificate in place and the old certificate is gone.
+func TestAccTLSCertificateRotation(t *testing.T) {
+	env := newAccEnv(t)
+	example, err := os.ReadFile("../examples/resources/warren_tls_certificate/resource.tf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	app, api, shop, rotated := newTestPKI(t, "app.example.com"), newTestPKI(t, "api.example.com"), newTestPKI(t, "shop.example.com"), newTestPKI(t, "shop.example.com")
+	// cfg is the example with its PEM files inlined, shop's from the given PKI.
+	files := regexp.MustCompile(`file\("\$\{path\.module\}/([a-z.]+)\.(chain|key)\.pem"\)`)
+	cfg := func(shop testPKI) string {
+		pkis := map[string]testPKI{"app.example.com": app, "api.example.com": api, "shop.example.com": shop}
+		return env.config("%s", files.ReplaceAllStringFunc(string(example), func(call string) string {
+			m := files.FindStringSubmatch(call)
+			if m[2] == "key" {
+				return strconv.Quote(pkis[m[1]].keyPEM)
+			}
+			return strconv.Quote(pkis[m[1]].certPEM)
+		}))
+	}
+	const cert, domain = "warren_tls_certificate.shop", "warren_reserved_domain.shop"
+	servesCert := statecheck.CompareValuePairs(domain, tfjsonpath.New("certificate_id"), cert, tfjsonpath.New("id"), compare.ValuesSame())
+	var oldID string
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories,
+		CheckDestroy:             checkDestroyed("warren_tls_certificate", getter(env.client.TLSCertificates.Get)),
+		Steps: []resource.TestStep{
+			{
+				Config:            cfg(shop),
+				ConfigStateChecks: []statecheck.StateCheck{servesCert},
+				Check: func(s *terraform.State) error {
+					oldID = s.RootModule().Resources[cert].Primary.ID
+					return nil
+				},
+			},
+			{
+				Config: cfg(rotated),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(cert, plancheck.ResourceActionCreateBeforeDestroy),
+						plancheck.ExpectResourceAction(domain, plancheck.ResourceActionUpdate),
+						plancheck.ExpectResourceAction("warren_tls_certificate.app", plancheck.ResourceActionNoop),
+					},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{servesCert},
+				Check: func(s *terraform.State) error {
+					if id := s.RootModule().Resources[cert].Primary.ID; id == oldID {
+						return fmt.Errorf("certificate %s was not replaced", id)
+					}
+					if _, err := env.client.TLSCertificates.Get(context.Background(), oldID); !client.IsNotFound(err) {
+						return fmt.Errorf("old certificate %s: got %v, want not found", oldID, err)
+					}
+					return nil
+				},
+			},
+		},
+	})
 }

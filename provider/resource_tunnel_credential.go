@@ -81,7 +81,7 @@ func (r *tunnelCredentialResource) Update(ctx context.Context, req resource.Upda
 	r.update(ctx, req, resp, func(ctx context.Context, plan, prior *tunnelCredentialResourceModel) (*api.Credential, error) {
 		plan.Token = prior.Token
 		return r.client.Credentials.Update(ctx, prior.ID.ValueString(), api.CredentialUpdate{
-			Description: optional(plan.Description), Metadata: optional(plan.Metadata),
+			Description: clearable(plan.Description), Metadata: clearable(plan.Metadata),
 			ACL: stringsOf(ctx, plan.ACL, &resp.Diagnostics),
 		})
 	})
@@ -91,8 +91,8 @@ func tunnelCredentialID(m *tunnelCredentialResourceModel) string { return m.ID.V
 
 func flattenTunnelCredential(c *api.Credential, m *tunnelCredentialModel) {
 	m.ID = types.StringValue(c.ID)
-	m.Description = types.StringValue(c.Description)
-	m.Metadata = types.StringValue(c.Metadata)
+	m.Description = emptyAsNull(c.Description, m.Description)
+	m.Metadata = emptyAsNull(c.Metadata, m.Metadata)
 	m.ACL = stringList(c.ACL)
 	m.OwnerID = types.StringValue(c.OwnerID)
 	m.CreatedAt = types.StringValue(c.CreatedAt)

@@ -55,7 +55,7 @@ resource "warren_tunnel_credential" "test" {
 				ConfigPlanChecks: expectAction(addr, plancheck.ResourceActionUpdate),
 				ConfigStateChecks: []statecheck.StateCheck{
 					stateValue(addr, "acl", knownvalue.ListSizeExact(0)),
-					stateValue(addr, "description", knownvalue.StringExact("")),
+					stateValue(addr, "description", knownvalue.Null()),
 					stateValue(addr, "metadata", knownvalue.StringExact("m")),
 				},
 				Check: resource.TestCheckResourceAttrWith(addr, "token", func(v string) error { return sameAs(token, v) }),

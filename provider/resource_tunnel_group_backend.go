@@ -49,7 +49,8 @@ func (r *tunnelGroupBackendResource) Metadata(_ context.Context, req resource.Me
 
 func (r *tunnelGroupBackendResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "A tunnel group backend balances traffic over the agent tunnels whose labels match its `labels`.",
+		MarkdownDescription: "A tunnel group backend balances traffic over the agent tunnels whose labels match its `labels`.\n\n" +
+			"**What the server does today.** It stores the backend, checks its labels and lets weighted and failover backends refer to it. No agents connect to this server yet, so `tunnels` stays empty and no traffic is routed to the backend.",
 		Attributes: map[string]schema.Attribute{
 			"id":          idAttribute("tunnel group backend"),
 			"description": descriptionAttribute("backend"),
@@ -62,7 +63,7 @@ func (r *tunnelGroupBackendResource) Schema(_ context.Context, _ resource.Schema
 				Default:             mapdefault.StaticValue(types.MapValueMust(types.StringType, map[string]attr.Value{})),
 			},
 			"tunnels": schema.ListAttribute{
-				MarkdownDescription: "IDs of the tunnels that currently match.",
+				MarkdownDescription: "IDs of the tunnels that currently match; always empty until agents connect to the server.",
 				ElementType:         types.StringType,
 				Computed:            true,
 			},
@@ -94,13 +95,13 @@ func (r *tunnelGroupBackendResource) Update(ctx context.Context, req resource.Up
 func tunnelGroupBackendID(m *tunnelGroupBackendModel) string { return m.ID.ValueString() }
 
 func expandTunnelGroupBackend(m *tunnelGroupBackendModel) api.TunnelGroupBackendCreate {
-	return api.TunnelGroupBackendCreate{Description: optional(m.Description), Metadata: optional(m.Metadata), Labels: stringMapOf(m.Labels)}
+	return api.TunnelGroupBackendCreate{Description: clearable(m.Description), Metadata: clearable(m.Metadata), Labels: stringMapOf(m.Labels)}
 }
 
 func flattenTunnelGroupBackend(b *api.TunnelGroupBackend, m *tunnelGroupBackendModel) {
 	m.ID = types.StringValue(b.ID)
-	m.Description = types.StringValue(b.Description)
-	m.Metadata = types.StringValue(b.Metadata)
+	m.Description = emptyAsNull(b.Description, m.Description)
+	m.Metadata = emptyAsNull(b.Metadata, m.Metadata)
 	m.Labels = stringMap(b.Labels)
 	tunnels := make([]string, len(b.Tunnels))
 	for i, t := range b.Tunnels {

@@ -100,7 +100,7 @@ func knownWeights(v types.Map) map[string]int64 {
 }
 
 func expandWeightedBackend(m *weightedBackendModel) api.WeightedBackendCreate {
-	in := api.WeightedBackendCreate{Description: optional(m.Description), Metadata: optional(m.Metadata)}
+	in := api.WeightedBackendCreate{Description: clearable(m.Description), Metadata: clearable(m.Metadata)}
 	if !m.Backends.IsNull() && !m.Backends.IsUnknown() {
 		in.Backends = knownWeights(m.Backends)
 	}
@@ -109,8 +109,8 @@ func expandWeightedBackend(m *weightedBackendModel) api.WeightedBackendCreate {
 
 func flattenWeightedBackend(b *api.WeightedBackend, m *weightedBackendModel) {
 	m.ID = types.StringValue(b.ID)
-	m.Description = types.StringValue(b.Description)
-	m.Metadata = types.StringValue(b.Metadata)
+	m.Description = emptyAsNull(b.Description, m.Description)
+	m.Metadata = emptyAsNull(b.Metadata, m.Metadata)
 	m.Backends, _ = types.MapValueFrom(context.Background(), types.Int64Type, b.Backends)
 	m.CreatedAt = types.StringValue(b.CreatedAt)
 }

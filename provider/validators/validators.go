@@ -1,6 +1,8 @@
 // Package validators holds the provider's plan-time validators. Each one calls the rule of
 // internal/rules that the server applies, so a plan fails for exactly what the API would
-// reject. Null and unknown values are left alone: they are checked once known.
+// reject. Rules over a value leave null and unknown values alone: they are checked once
+// known. Rules over which members are set (Members) decide on null-ness alone, so they also
+// judge values known only after apply.
 package validators
 
 import (
