@@ -50,7 +50,10 @@ resource "warren_reserved_addr" "ssh" {
   description = "ssh bastion"
 }
 
-# Only the office network may use the API.
+# An API IP restriction for the office network and this machine, staged: with enforced = false
+# the server logs each request it would refuse (403 ERR_220) instead of refusing it. Set
+# enforced = true once the logs are quiet; the server refuses a change that would lock out
+# the address making it.
 resource "warren_ip_policy" "office" {
   description = "office network"
 }
@@ -61,9 +64,17 @@ resource "warren_ip_policy_rule" "office" {
   action       = "allow"
 }
 
+resource "warren_ip_policy_rule" "local" {
+  ip_policy_id = warren_ip_policy.office.id
+  cidr         = "127.0.0.0/8"
+  action       = "allow"
+  description  = "the machine running this quickstart"
+}
+
 resource "warren_ip_restriction" "api" {
   type          = "api"
   ip_policy_ids = [warren_ip_policy.office.id]
+  depends_on    = [warren_ip_policy_rule.office, warren_ip_policy_rule.local]
 }
 
 # Traffic for the shop: 90% to the agents labelled app=shop, 10% to the legacy server, and a
