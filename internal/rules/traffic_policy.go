@@ -3,8 +3,8 @@ package rules
 import (
 	"encoding/json"
 	"errors"
-	"io"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"sync"
