@@ -220,7 +220,9 @@ func TestOIDC(t *testing.T) {
 		{"issuer with credentials", base(func(r *api.OIDCModuleRequest) { r.Issuer = ptr("https://u:p@example.com") }), "ERR_215", "issuer", nil},
 		{"client id too long", base(func(r *api.OIDCModuleRequest) { r.ClientID = ptr(strings.Repeat("i", MaxClientIDBytes+1)) }), "ERR_7137", "client_id", nil},
 		{"client id control character", base(func(r *api.OIDCModuleRequest) { r.ClientID = ptr("id\t") }), "ERR_215", "client_id", nil},
-		{"client secret too long", base(func(r *api.OIDCModuleRequest) { r.ClientSecret = ptr(secretValue + strings.Repeat("s", MaxClientSecretBytes)) }), "ERR_7138", "client_secret", nil},
+		{"client secret too long", base(func(r *api.OIDCModuleRequest) {
+			r.ClientSecret = ptr(secretValue + strings.Repeat("s", MaxClientSecretBytes))
+		}), "ERR_7138", "client_secret", nil},
 		{"scope twice", base(func(r *api.OIDCModuleRequest) { r.Scopes = []string{"openid", "openid"} }), "ERR_215", "scopes", nil},
 		{"session rule", base(func(r *api.OIDCModuleRequest) { r.InactivityTimeout = ptr[int64](MaxInactivityTimeout + 1) }), "ERR_7092", "inactivity_timeout", nil},
 	} {
