@@ -391,11 +391,23 @@ func stringList(items []string) types.List {
 	return types.ListValueMust(types.StringType, values)
 }
 
-// addViolation reports a broken rule of internal/rules on the attribute it names.
+// addViolation reports a broken rule of internal/rules on the attribute it names (a member
+// path such as "tls.enabled" under at, the root for a resource's own rules).
 func addViolation(diags *diag.Diagnostics, summary string, err error) {
+	addViolationAt(diags, path.Empty(), summary, err)
+}
+
+func addViolationAt(diags *diag.Diagnostics, at path.Path, summary string, err error) {
 	var v *rules.Violation
 	if errors.As(err, &v) && v.Field != "" {
-		diags.AddAttributeError(path.Root(v.Field), summary, v.Msg)
+		for _, name := range strings.Split(v.Field, ".") {
+			at = at.AtName(name)
+		}
+		diags.AddAttributeError(at, summary, v.Msg)
+		return
+	}
+	if len(at.Steps()) > 0 {
+		diags.AddAttributeError(at, summary, err.Error())
 		return
 	}
 	diags.AddError(summary, err.Error())
