@@ -57,7 +57,9 @@ var mutualTLSModule = module[mutualTLSModuleModel, api.MutualTLSModuleRequest, a
 	flatten: func(r *api.MutualTLSModule, _ *mutualTLSModuleModel) mutualTLSModuleModel {
 		return mutualTLSModuleModel{Enabled: types.BoolValue(r.Enabled), CertificateAuthorityIDs: stringList(refIDs(r.CertificateAuthorities))}
 	},
-	check: func(r *api.MutualTLSModuleRequest) error { return rules.CertificateAuthorityIDs(r.CertificateAuthorityIDs) },
+	check: func(r *api.MutualTLSModuleRequest) error {
+		return rules.CertificateAuthorityIDs(r.CertificateAuthorityIDs)
+	},
 }
 
 func refIDs(refs []api.Ref) []string {
@@ -123,7 +125,9 @@ type toggleModuleModel struct {
 // toggleModule is compression and websocket_tcp_converter.
 var toggleModule = module[toggleModuleModel, api.ToggleModuleRequest, api.ToggleModule]{
 	members: []member{enabledMember()},
-	expand:  func(m, _ *toggleModuleModel) *api.ToggleModuleRequest { return &api.ToggleModuleRequest{Enabled: boolPtr(m.Enabled)} },
+	expand: func(m, _ *toggleModuleModel) *api.ToggleModuleRequest {
+		return &api.ToggleModuleRequest{Enabled: boolPtr(m.Enabled)}
+	},
 	flatten: func(r *api.ToggleModule, _ *toggleModuleModel) toggleModuleModel {
 		return toggleModuleModel{Enabled: types.BoolValue(r.Enabled)}
 	},
@@ -223,7 +227,10 @@ var webhookVerificationModule = module[webhookVerificationModuleModel, api.Webho
 		return out
 	},
 	rules: secretRules(path.Empty(), "secret"),
-	check: func(r *api.WebhookVerificationModuleRequest) error { _, err := rules.WebhookVerification(r); return err },
+	check: func(r *api.WebhookVerificationModuleRequest) error {
+		_, err := rules.WebhookVerification(r)
+		return err
+	},
 }
 
 type userAgentFilterModuleModel struct {
