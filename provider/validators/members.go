@@ -68,6 +68,13 @@ func (m Members) Under(parent path.Path) Members {
 	return out
 }
 
+// Within makes a rule whose paths are already complete hold only while the object at p is
+// set (an OAuth provider's own members).
+func (m Members) Within(p path.Path) Members {
+	m.within = p
+	return m
+}
+
 // Join appends the steps of p to parent.
 func Join(parent, p path.Path) path.Path {
 	out := parent
