@@ -81,17 +81,18 @@ func (d *objectDataSource[T, M]) Read(ctx context.Context, req datasource.ReadRe
 	}
 	var obj *T
 	var err error
+	what := strings.TrimPrefix(d.typeName, "_")
 	if id.IsNull() && d.keyName != "" {
-		obj, err = d.find(ctx, d.client, key.ValueString())
+		obj, err = apiCall(ctx, "find", what, "", func(ctx context.Context) (*T, error) { return d.find(ctx, d.client, key.ValueString()) })
 		if err == nil && obj == nil {
-			resp.Diagnostics.AddAttributeError(path.Root(d.keyName), "Not found", fmt.Sprintf("No %s has %s %q.", strings.TrimPrefix(d.typeName, "_"), d.keyName, key.ValueString()))
+			resp.Diagnostics.AddAttributeError(path.Root(d.keyName), "Not found", fmt.Sprintf("No %s has %s %q.", what, d.keyName, key.ValueString()))
 			return
 		}
 	} else {
-		obj, err = d.get(d.client)(ctx, id.ValueString())
+		obj, err = apiCall(ctx, "get", what, id.ValueString(), func(ctx context.Context) (*T, error) { return d.get(d.client)(ctx, id.ValueString()) })
 	}
 	if err != nil {
-		addAPIError(&resp.Diagnostics, "read "+id.ValueString()+key.ValueString(), err)
+		addAPIError(ctx, &resp.Diagnostics, req.Config.Schema, "read "+id.ValueString()+key.ValueString(), err)
 		return
 	}
 	var m M
@@ -149,9 +150,11 @@ func (d *listDataSource[T, M]) Read(ctx context.Context, req datasource.ReadRequ
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	objs, err := d.list(d.client)(ctx, client.ListOptions{Filter: filter.ValueString()})
+	objs, err := apiCall(ctx, "list", d.member, "", func(ctx context.Context) ([]T, error) {
+		return d.list(d.client)(ctx, client.ListOptions{Filter: filter.ValueString()})
+	})
 	if err != nil {
-		addAPIError(&resp.Diagnostics, "list"+d.typeName, err)
+		addAPIError(ctx, &resp.Diagnostics, req.Config.Schema, "list"+d.typeName, err)
 		return
 	}
 	items := make([]M, len(objs))

@@ -58,9 +58,11 @@ func (e *apiKeyEphemeral) Open(ctx context.Context, req ephemeral.OpenRequest, r
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	key, err := e.client.APIKeys.Create(ctx, api.APIKeyCreate{Description: optional(m.Description), Metadata: optional(m.Metadata), OwnerID: optional(m.OwnerID)})
+	key, err := apiCall(ctx, "create", "API key", "", func(ctx context.Context) (*api.APIKey, error) {
+		return e.client.APIKeys.Create(ctx, api.APIKeyCreate{Description: optional(m.Description), Metadata: optional(m.Metadata), OwnerID: optional(m.OwnerID)})
+	})
 	if err != nil {
-		addAPIError(&resp.Diagnostics, "create API key", err)
+		addAPIError(ctx, &resp.Diagnostics, req.Config.Schema, "create API key", err)
 		return
 	}
 	rememberID(ctx, resp, key.ID)

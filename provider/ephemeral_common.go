@@ -17,7 +17,11 @@ const privateIDKey = "id"
 
 // rememberID stores the ID of the object Open created, for Close.
 func rememberID(ctx context.Context, resp *ephemeral.OpenResponse, id string) {
-	value, _ := json.Marshal(id)
+	value, err := json.Marshal(id)
+	if err != nil {
+		resp.Diagnostics.AddError("Could not remember the ID", err.Error())
+		return
+	}
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateIDKey, value)...)
 }
 
@@ -29,8 +33,8 @@ func closeByID(ctx context.Context, req ephemeral.CloseRequest, resp *ephemeral.
 	if resp.Diagnostics.HasError() || raw == nil || json.Unmarshal(raw, &id) != nil || id == "" {
 		return
 	}
-	if err := del(ctx, id); err != nil && !client.IsNotFound(err) {
-		addAPIError(&resp.Diagnostics, "delete "+what+" "+id, err)
+	if err := apiDelete(ctx, what, id, del); err != nil && !client.IsNotFound(err) {
+		addAPIError(ctx, &resp.Diagnostics, nil, "delete "+what+" "+id, err)
 	}
 }
 

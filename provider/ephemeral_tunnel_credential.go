@@ -70,12 +70,13 @@ func (e *tunnelCredentialEphemeral) Open(ctx context.Context, req ephemeral.Open
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	cred, err := e.client.Credentials.Create(ctx, api.CredentialCreate{
+	in := api.CredentialCreate{
 		Description: optional(m.Description), Metadata: optional(m.Metadata),
-		ACL: stringsOf(ctx, m.ACL, &resp.Diagnostics), OwnerID: optional(m.OwnerID),
-	})
+		ACL: stringsOf(m.ACL), OwnerID: optional(m.OwnerID),
+	}
+	cred, err := apiCall(ctx, "create", "tunnel credential", "", func(ctx context.Context) (*api.Credential, error) { return e.client.Credentials.Create(ctx, in) })
 	if err != nil {
-		addAPIError(&resp.Diagnostics, "create tunnel credential", err)
+		addAPIError(ctx, &resp.Diagnostics, req.Config.Schema, "create tunnel credential", err)
 		return
 	}
 	rememberID(ctx, resp, cred.ID)

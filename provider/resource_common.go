@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -15,6 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/client"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
@@ -39,16 +42,81 @@ func clientFrom(providerData any, diags *diag.Diagnostics) *client.Client {
 	return c
 }
 
-// addAPIError reports a failed API call.
-func addAPIError(diags *diag.Diagnostics, action string, err error) {
+// addAPIError reports a failed API call. When the API names the member at fault
+// (details.param, e.g. `tls.enabled`) and s (the schema of the plan, state or config at hand;
+// nil when there is none) has that attribute, the error is reported on the attribute.
+func addAPIError(ctx context.Context, diags *diag.Diagnostics, s schemaTypes, action string, err error) {
+	summary := "Could not " + action
 	var apiErr *client.Error
 	if errors.As(err, &apiErr) {
-		// err, not apiErr: it also says why retries stopped.
-		diags.AddError("Warren API error: could not "+action, err.Error())
-		return
+		summary = "Warren API error: could not " + action
+		if p, ok := attributePath(ctx, s, apiErr.Body.Details["param"]); ok {
+			// err, not apiErr: it also says why retries stopped.
+			diags.AddAttributeError(p, summary, err.Error())
+			return
+		}
 	}
-	diags.AddError("Could not "+action, err.Error())
+	diags.AddError(summary, err.Error())
 }
+
+// schemaTypes is what attributePath needs of a schema (tfsdk.Plan.Schema and the like).
+type schemaTypes interface {
+	TypeAtPath(context.Context, path.Path) (attr.Type, diag.Diagnostics)
+}
+
+// attributePath maps an API member path ("tls.enabled", "provider.github.teams",
+// "backends.2", "headers[x-a]") onto the schema: the deepest attribute it names, so an index
+// or map key lands on its list or map. False when its first member is no attribute.
+func attributePath(ctx context.Context, s schemaTypes, param string) (path.Path, bool) {
+	if s == nil || param == "" {
+		return path.Empty(), false
+	}
+	p, found := path.Empty(), false
+	for _, name := range strings.FieldsFunc(param, func(r rune) bool { return r == '.' || r == '[' || r == ']' }) {
+		next := p.AtName(name)
+		if _, d := s.TypeAtPath(ctx, next); d.HasError() {
+			break
+		}
+		p, found = next, true
+	}
+	return p, found
+}
+
+// apiCall runs one API call between two debug lines (tflog) that say what is called and
+// how long it took: method, family and ID, never a body or a secret, and on failure only
+// the HTTP status and error code (a message may quote the input).
+func apiCall[T any](ctx context.Context, method, family, id string, call func(context.Context) (T, error)) (T, error) {
+	fields := map[string]any{"method": method, "family": family}
+	if id != "" {
+		fields["id"] = id
+	}
+	tflog.Debug(ctx, "Warren API call", fields)
+	start := time.Now()
+	out, err := call(ctx)
+	fields["duration_ms"] = time.Since(start).Milliseconds()
+	var apiErr *client.Error
+	switch {
+	case errors.As(err, &apiErr):
+		fields["http_status"] = apiErr.HTTPStatus
+		if code := apiErr.Code(); code != "" {
+			fields["error_code"] = code
+		}
+	case err != nil:
+		fields["failed"] = true
+	}
+	tflog.Debug(ctx, "Warren API call done", fields)
+	return out, err
+}
+
+// apiDelete is apiCall for calls that return nothing but an error.
+func apiDelete(ctx context.Context, family, id string, del func(context.Context, string) error) error {
+	_, err := apiCall(ctx, "delete", family, id, func(ctx context.Context) (struct{}, error) { return struct{}{}, del(ctx, id) })
+	return err
+}
+
+// errInvalidPlan ends a create or update call before it reaches the API: expanding the plan
+// into a request failed, and the diagnostics already say why.
+var errInvalidPlan = errors.New("the plan could not be turned into a request")
 
 // createResource reads the plan into a model, calls create, maps the answer back and saves
 // the state.
@@ -58,9 +126,12 @@ func createResource[M any, T any](ctx context.Context, req resource.CreateReques
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	obj, err := create(ctx, &m)
+	obj, err := apiCall(ctx, "create", what, "", func(ctx context.Context) (*T, error) { return create(ctx, &m) })
+	if errors.Is(err, errInvalidPlan) {
+		return
+	}
 	if err != nil {
-		addAPIError(&resp.Diagnostics, "create "+what, err)
+		addAPIError(ctx, &resp.Diagnostics, req.Plan.Schema, "create "+what, err)
 		return
 	}
 	flatten(obj, &m)
@@ -75,13 +146,13 @@ func readResource[M any, T any](ctx context.Context, req resource.ReadRequest, r
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	obj, err := get(ctx, id(&m))
+	obj, err := apiCall(ctx, "get", what, id(&m), func(ctx context.Context) (*T, error) { return get(ctx, id(&m)) })
 	if client.IsNotFound(err) {
 		resp.State.RemoveResource(ctx)
 		return
 	}
 	if err != nil {
-		addAPIError(&resp.Diagnostics, "read "+what, err)
+		addAPIError(ctx, &resp.Diagnostics, req.State.Schema, "read "+what, err)
 		return
 	}
 	flatten(obj, &m)
@@ -90,16 +161,19 @@ func readResource[M any, T any](ctx context.Context, req resource.ReadRequest, r
 
 // updateResource sends the plan as a PATCH; prior is the state before the update (for IDs
 // and values the API does not return again, such as tokens).
-func updateResource[M any, T any](ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse, what string, update func(ctx context.Context, plan, prior *M) (*T, error), flatten func(*T, *M)) {
+func updateResource[M any, T any](ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse, what string, id func(*M) string, update func(ctx context.Context, plan, prior *M) (*T, error), flatten func(*T, *M)) {
 	var plan, prior M
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	obj, err := update(ctx, &plan, &prior)
+	obj, err := apiCall(ctx, "update", what, id(&prior), func(ctx context.Context) (*T, error) { return update(ctx, &plan, &prior) })
+	if errors.Is(err, errInvalidPlan) {
+		return
+	}
 	if err != nil {
-		addAPIError(&resp.Diagnostics, "update "+what, err)
+		addAPIError(ctx, &resp.Diagnostics, req.Plan.Schema, "update "+what, err)
 		return
 	}
 	flatten(obj, &plan)
@@ -113,8 +187,8 @@ func deleteResource[M any](ctx context.Context, req resource.DeleteRequest, resp
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if err := del(ctx, id(&m)); err != nil && !client.IsNotFound(err) {
-		addAPIError(&resp.Diagnostics, "delete "+what, err)
+	if err := apiDelete(ctx, what, id(&m), del); err != nil && !client.IsNotFound(err) {
+		addAPIError(ctx, &resp.Diagnostics, req.State.Schema, "delete "+what, err)
 	}
 }
 
@@ -221,12 +295,48 @@ func (m sameMapModifier) Description(context.Context) string {
 }
 func (m sameMapModifier) MarkdownDescription(ctx context.Context) string { return m.Description(ctx) }
 func (m sameMapModifier) PlanModifyMap(_ context.Context, req planmodifier.MapRequest, resp *planmodifier.MapResponse) {
-	if known(req.StateValue) && known(req.PlanValue) && m(stringMapOf(req.StateValue), stringMapOf(req.PlanValue)) {
+	if known(req.StateValue) && allKnown(req.PlanValue) && m(stringMapOf(req.StateValue), stringMapOf(req.PlanValue)) {
 		resp.PlanValue = req.StateValue
 	}
 }
 
 func known(v attr.Value) bool { return !v.IsNull() && !v.IsUnknown() }
+
+// allKnown says a map is known down to its values.
+func allKnown(v types.Map) bool {
+	if !known(v) {
+		return false
+	}
+	for _, e := range v.Elements() {
+		if e.IsUnknown() {
+			return false
+		}
+	}
+	return true
+}
+
+// mapForRule prepares a map for a rule checked at plan time, where some values may be known
+// only after apply (another resource's attribute, a variable under validate): such a value
+// stands for a valid one (stand), so the keys and the count are still checked now and the
+// value once it is known (by the server). Null values are left out.
+func mapForRule[T any](v types.Map, stand T, value func(attr.Value) T) map[string]T {
+	out := make(map[string]T, len(v.Elements()))
+	for k, e := range v.Elements() {
+		switch {
+		case e.IsUnknown():
+			out[k] = stand
+		case !e.IsNull():
+			out[k] = value(e)
+		}
+	}
+	return out
+}
+
+// stringOf is the string of a known types.String element.
+func stringOf(v attr.Value) string {
+	s, _ := v.(types.String)
+	return s.ValueString()
+}
 
 // Mapping helpers between API values and framework values.
 
@@ -257,31 +367,47 @@ func emptyAsNull(v string, configured types.String) types.String {
 	return types.StringValue(v)
 }
 
-// stringsOf returns the elements of a list of strings; nil when null or unknown.
-func stringsOf(ctx context.Context, v types.List, diags *diag.Diagnostics) []string {
+// stringsOf returns the elements of a list of strings; nil when null or unknown. Called at
+// apply time, when every element is known.
+func stringsOf(v types.List) []string {
 	if v.IsNull() || v.IsUnknown() {
 		return nil
 	}
-	out := []string{}
-	diags.Append(v.ElementsAs(ctx, &out, false)...)
+	out := make([]string, 0, len(v.Elements()))
+	for _, e := range v.Elements() {
+		if s, ok := e.(types.String); ok {
+			out = append(out, s.ValueString())
+		}
+	}
 	return out
 }
 
 // stringList returns a list value of strings, [] for none.
 func stringList(items []string) types.List {
-	values := make([]types.String, 0, len(items))
+	values := make([]attr.Value, 0, len(items))
 	for _, s := range items {
 		values = append(values, types.StringValue(s))
 	}
-	list, _ := types.ListValueFrom(context.Background(), types.StringType, values)
-	return list
+	return types.ListValueMust(types.StringType, values)
 }
 
-// addViolation reports a broken rule of internal/rules on the attribute it names.
+// addViolation reports a broken rule of internal/rules on the attribute it names (a member
+// path such as "tls.enabled" under at, the root for a resource's own rules).
 func addViolation(diags *diag.Diagnostics, summary string, err error) {
+	addViolationAt(diags, path.Empty(), summary, err)
+}
+
+func addViolationAt(diags *diag.Diagnostics, at path.Path, summary string, err error) {
 	var v *rules.Violation
 	if errors.As(err, &v) && v.Field != "" {
-		diags.AddAttributeError(path.Root(v.Field), summary, v.Msg)
+		for _, name := range strings.Split(v.Field, ".") {
+			at = at.AtName(name)
+		}
+		diags.AddAttributeError(at, summary, v.Msg)
+		return
+	}
+	if len(at.Steps()) > 0 {
+		diags.AddAttributeError(at, summary, err.Error())
 		return
 	}
 	diags.AddError(summary, err.Error())
@@ -289,11 +415,11 @@ func addViolation(diags *diag.Diagnostics, summary string, err error) {
 
 // stringMap returns a map value of strings, {} for none.
 func stringMap(items map[string]string) types.Map {
-	m, _ := types.MapValueFrom(context.Background(), types.StringType, items)
-	if items == nil {
-		m = types.MapValueMust(types.StringType, map[string]attr.Value{})
+	values := make(map[string]attr.Value, len(items))
+	for k, v := range items {
+		values[k] = types.StringValue(v)
 	}
-	return m
+	return types.MapValueMust(types.StringType, values)
 }
 
 // stringMapOf returns the entries of a known map of strings; nil when null or unknown.
@@ -341,7 +467,7 @@ func (r *crud[M, T]) create(ctx context.Context, req resource.CreateRequest, res
 
 // update sends the plan (prior is the state before it) and saves what the API answered.
 func (r *crud[M, T]) update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse, call func(ctx context.Context, plan, prior *M) (*T, error)) {
-	updateResource(ctx, req, resp, r.what, call, r.flatten)
+	updateResource(ctx, req, resp, r.what, r.id, call, r.flatten)
 }
 
 func (r *crud[M, T]) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {

@@ -69,13 +69,13 @@ func (r *failoverBackendResource) Schema(_ context.Context, _ resource.SchemaReq
 
 func (r *failoverBackendResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	r.create(ctx, req, resp, func(ctx context.Context, m *failoverBackendModel) (*api.FailoverBackend, error) {
-		return r.client.FailoverBackends.Create(ctx, api.FailoverBackendCreate{Description: optional(m.Description), Metadata: optional(m.Metadata), Backends: stringsOf(ctx, m.Backends, &resp.Diagnostics)})
+		return r.client.FailoverBackends.Create(ctx, api.FailoverBackendCreate{Description: optional(m.Description), Metadata: optional(m.Metadata), Backends: stringsOf(m.Backends)})
 	})
 }
 
 func (r *failoverBackendResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	r.update(ctx, req, resp, func(ctx context.Context, plan, prior *failoverBackendModel) (*api.FailoverBackend, error) {
-		return r.client.FailoverBackends.Update(ctx, prior.ID.ValueString(), api.FailoverBackendCreate{Description: clearable(plan.Description), Metadata: clearable(plan.Metadata), Backends: stringsOf(ctx, plan.Backends, &resp.Diagnostics)})
+		return r.client.FailoverBackends.Update(ctx, prior.ID.ValueString(), api.FailoverBackendCreate{Description: clearable(plan.Description), Metadata: clearable(plan.Metadata), Backends: stringsOf(plan.Backends)})
 	})
 }
 

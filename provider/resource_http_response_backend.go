@@ -91,7 +91,7 @@ func (r *httpResponseBackendResource) ValidateConfig(ctx context.Context, req re
 		if !m.StatusCode.IsNull() {
 			status = m.StatusCode.ValueInt64()
 		}
-		return rules.HTTPResponse(status, m.Body.ValueString(), stringMapOf(m.Headers))
+		return rules.HTTPResponse(status, m.Body.ValueString(), mapForRule(m.Headers, "known-later", stringOf))
 	})
 }
 

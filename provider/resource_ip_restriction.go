@@ -86,7 +86,7 @@ func (r *ipRestrictionResource) Create(ctx context.Context, req resource.CreateR
 	r.create(ctx, req, resp, func(ctx context.Context, m *ipRestrictionModel) (*api.IPRestriction, error) {
 		return r.client.IPRestrictions.Create(ctx, api.IPRestrictionCreate{
 			Description: optional(m.Description), Metadata: optional(m.Metadata), Enforced: m.Enforced.ValueBoolPointer(),
-			Type: optional(m.Type), IPPolicyIDs: stringsOf(ctx, m.IPPolicyIDs, &resp.Diagnostics),
+			Type: optional(m.Type), IPPolicyIDs: stringsOf(m.IPPolicyIDs),
 		})
 	})
 }
@@ -95,7 +95,7 @@ func (r *ipRestrictionResource) Update(ctx context.Context, req resource.UpdateR
 	r.update(ctx, req, resp, func(ctx context.Context, plan, prior *ipRestrictionModel) (*api.IPRestriction, error) {
 		return r.client.IPRestrictions.Update(ctx, prior.ID.ValueString(), api.IPRestrictionUpdate{
 			Description: clearable(plan.Description), Metadata: clearable(plan.Metadata), Enforced: plan.Enforced.ValueBoolPointer(),
-			IPPolicyIDs: stringsOf(ctx, plan.IPPolicyIDs, &resp.Diagnostics),
+			IPPolicyIDs: stringsOf(plan.IPPolicyIDs),
 		})
 	})
 }

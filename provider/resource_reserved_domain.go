@@ -145,28 +145,36 @@ func (r *reservedDomainResource) Schema(_ context.Context, _ resource.SchemaRequ
 
 func (r *reservedDomainResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	r.create(ctx, req, resp, func(ctx context.Context, m *reservedDomainModel) (*api.ReservedDomain, error) {
-		return r.client.ReservedDomains.Create(ctx, api.ReservedDomainCreate{
+		in := api.ReservedDomainCreate{
 			Domain: optional(m.Domain), Description: optional(m.Description), Metadata: optional(m.Metadata),
-			CertificateID: optional(m.CertificateID), CertificateManagementPolicy: expandPolicy(ctx, m.CertificateManagementPolicy),
-			ResolvesTo: expandResolvesTo(ctx, m.ResolvesTo, &resp.Diagnostics),
-		})
+			CertificateID: optional(m.CertificateID), CertificateManagementPolicy: expandPolicy(ctx, m.CertificateManagementPolicy, &resp.Diagnostics),
+			ResolvesTo: expandResolvesTo(m.ResolvesTo),
+		}
+		if resp.Diagnostics.HasError() {
+			return nil, errInvalidPlan
+		}
+		return r.client.ReservedDomains.Create(ctx, in)
 	})
 }
 
 func (r *reservedDomainResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	r.update(ctx, req, resp, func(ctx context.Context, plan, prior *reservedDomainModel) (*api.ReservedDomain, error) {
-		return r.client.ReservedDomains.Update(ctx, prior.ID.ValueString(), api.ReservedDomainUpdate{
+		in := api.ReservedDomainUpdate{
 			Description: clearable(plan.Description), Metadata: clearable(plan.Metadata),
-			CertificateID: optional(plan.CertificateID), CertificateManagementPolicy: expandPolicy(ctx, plan.CertificateManagementPolicy),
-			ResolvesTo: expandResolvesTo(ctx, plan.ResolvesTo, &resp.Diagnostics),
-		})
+			CertificateID: optional(plan.CertificateID), CertificateManagementPolicy: expandPolicy(ctx, plan.CertificateManagementPolicy, &resp.Diagnostics),
+			ResolvesTo: expandResolvesTo(plan.ResolvesTo),
+		}
+		if resp.Diagnostics.HasError() {
+			return nil, errInvalidPlan
+		}
+		return r.client.ReservedDomains.Update(ctx, prior.ID.ValueString(), in)
 	})
 }
 
 func reservedDomainID(m *reservedDomainModel) string { return m.ID.ValueString() }
 
 // expandPolicy returns the configured policy, nil when not given (null or still unknown).
-func expandPolicy(ctx context.Context, v types.Object) *api.CertificateManagementPolicy {
+func expandPolicy(ctx context.Context, v types.Object, diags *diag.Diagnostics) *api.CertificateManagementPolicy {
 	if v.IsNull() || v.IsUnknown() {
 		return nil
 	}
@@ -174,12 +182,12 @@ func expandPolicy(ctx context.Context, v types.Object) *api.CertificateManagemen
 		Authority      types.String `tfsdk:"authority"`
 		PrivateKeyType types.String `tfsdk:"private_key_type"`
 	}
-	v.As(ctx, &p, basetypes.ObjectAsOptions{})
+	diags.Append(v.As(ctx, &p, basetypes.ObjectAsOptions{})...)
 	return &api.CertificateManagementPolicy{Authority: p.Authority.ValueString(), PrivateKeyType: p.PrivateKeyType.ValueString()}
 }
 
-func expandResolvesTo(ctx context.Context, v types.List, diags *diag.Diagnostics) []api.ResolvesTo {
-	values := stringsOf(ctx, v, diags)
+func expandResolvesTo(v types.List) []api.ResolvesTo {
+	values := stringsOf(v)
 	if values == nil {
 		return nil
 	}

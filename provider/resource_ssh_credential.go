@@ -76,7 +76,7 @@ func (r *sshCredentialResource) Create(ctx context.Context, req resource.CreateR
 	r.create(ctx, req, resp, func(ctx context.Context, m *sshCredentialModel) (*api.SSHCredential, error) {
 		return r.client.SSHCredentials.Create(ctx, api.SSHCredentialCreate{
 			Description: optional(m.Description), Metadata: optional(m.Metadata), PublicKey: optional(m.PublicKey),
-			ACL: stringsOf(ctx, m.ACL, &resp.Diagnostics), OwnerID: optional(m.OwnerID),
+			ACL: stringsOf(m.ACL), OwnerID: optional(m.OwnerID),
 		})
 	})
 }
@@ -85,7 +85,7 @@ func (r *sshCredentialResource) Update(ctx context.Context, req resource.UpdateR
 	r.update(ctx, req, resp, func(ctx context.Context, plan, prior *sshCredentialModel) (*api.SSHCredential, error) {
 		return r.client.SSHCredentials.Update(ctx, prior.ID.ValueString(), api.SSHCredentialUpdate{
 			Description: clearable(plan.Description), Metadata: clearable(plan.Metadata),
-			ACL: stringsOf(ctx, plan.ACL, &resp.Diagnostics),
+			ACL: stringsOf(plan.ACL),
 		})
 	})
 }

@@ -94,8 +94,9 @@ func staticBackendID(m *staticBackendModel) string { return m.ID.ValueString() }
 func expandStaticBackend(m *staticBackendModel) api.StaticBackendCreate {
 	in := api.StaticBackendCreate{Description: clearable(m.Description), Metadata: clearable(m.Metadata), Address: optional(m.Address)}
 	if !m.TLS.IsNull() && !m.TLS.IsUnknown() {
-		enabled, _ := m.TLS.Attributes()["enabled"].(types.Bool)
-		in.TLS = &api.StaticTLS{Enabled: enabled.ValueBool()}
+		if enabled, ok := m.TLS.Attributes()["enabled"].(types.Bool); ok {
+			in.TLS = &api.StaticTLS{Enabled: enabled.ValueBool()}
+		}
 	}
 	return in
 }

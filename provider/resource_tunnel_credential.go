@@ -72,7 +72,7 @@ func (r *tunnelCredentialResource) Create(ctx context.Context, req resource.Crea
 	r.create(ctx, req, resp, func(ctx context.Context, m *tunnelCredentialResourceModel) (*api.Credential, error) {
 		return r.client.Credentials.Create(ctx, api.CredentialCreate{
 			Description: optional(m.Description), Metadata: optional(m.Metadata),
-			ACL: stringsOf(ctx, m.ACL, &resp.Diagnostics), OwnerID: optional(m.OwnerID),
+			ACL: stringsOf(m.ACL), OwnerID: optional(m.OwnerID),
 		})
 	})
 }
@@ -82,7 +82,7 @@ func (r *tunnelCredentialResource) Update(ctx context.Context, req resource.Upda
 		plan.Token = prior.Token
 		return r.client.Credentials.Update(ctx, prior.ID.ValueString(), api.CredentialUpdate{
 			Description: clearable(plan.Description), Metadata: clearable(plan.Metadata),
-			ACL: stringsOf(ctx, plan.ACL, &resp.Diagnostics),
+			ACL: stringsOf(plan.ACL),
 		})
 	})
 }

@@ -76,7 +76,7 @@ func (r *tunnelGroupBackendResource) ValidateConfig(ctx context.Context, req res
 	var m tunnelGroupBackendModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
 	checkRule(&resp.Diagnostics, "Invalid labels", !resp.Diagnostics.HasError() && !m.Labels.IsUnknown(), func() error {
-		return rules.Labels(stringMapOf(m.Labels))
+		return rules.Labels(mapForRule(m.Labels, "known-later", stringOf))
 	})
 }
 

@@ -68,9 +68,9 @@ func (r *weightedBackendResource) Schema(_ context.Context, _ resource.SchemaReq
 func (r *weightedBackendResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m weightedBackendModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	// Weights are checked even while some backend IDs are unknown (keys are always known).
+	// Keys (backend IDs) are always known; a weight may not be.
 	checkRule(&resp.Diagnostics, "Invalid weights", !resp.Diagnostics.HasError() && !m.Backends.IsUnknown(), func() error {
-		return rules.Weights(knownWeights(m.Backends))
+		return rules.Weights(mapForRule(m.Backends, 0, func(v attr.Value) int64 { w, _ := v.(types.Int64); return w.ValueInt64() }))
 	})
 }
 
@@ -111,6 +111,10 @@ func flattenWeightedBackend(b *api.WeightedBackend, m *weightedBackendModel) {
 	m.ID = types.StringValue(b.ID)
 	m.Description = emptyAsNull(b.Description, m.Description)
 	m.Metadata = emptyAsNull(b.Metadata, m.Metadata)
-	m.Backends, _ = types.MapValueFrom(context.Background(), types.Int64Type, b.Backends)
+	weights := make(map[string]attr.Value, len(b.Backends))
+	for id, w := range b.Backends {
+		weights[id] = types.Int64Value(w)
+	}
+	m.Backends = types.MapValueMust(types.Int64Type, weights)
 	m.CreatedAt = types.StringValue(b.CreatedAt)
 }

@@ -23,7 +23,10 @@ import (
 // so the conflict is certain and the plan fails before anything is applied.
 type Members struct {
 	kind  membersKind
-	paths []path.Path // for alsoRequires: the member first, then what it requires
+	paths []path.Path // for alsoRequires and requiresOneOf: the member first, then what it requires
+	// within is the object the paths are relative to (a module); empty for the root. While it
+	// is null the rule does not apply; while it is unknown it cannot be judged.
+	within path.Path
 }
 
 type membersKind int
@@ -32,19 +35,60 @@ const (
 	conflicting membersKind = iota
 	exactlyOne
 	alsoRequires
+	requiresOneOf
 )
 
 var _ resource.ConfigValidator = Members{}
 
 // Conflicting allows at most one of the members to be set.
-func Conflicting(paths ...path.Path) Members { return Members{conflicting, paths} }
+func Conflicting(paths ...path.Path) Members { return Members{kind: conflicting, paths: paths} }
 
 // ExactlyOneOf requires exactly one of the members to be set.
-func ExactlyOneOf(paths ...path.Path) Members { return Members{exactlyOne, paths} }
+func ExactlyOneOf(paths ...path.Path) Members { return Members{kind: exactlyOne, paths: paths} }
 
 // AlsoRequires requires every one of required to be set when p is set.
 func AlsoRequires(p path.Path, required ...path.Path) Members {
-	return Members{alsoRequires, append([]path.Path{p}, required...)}
+	return Members{kind: alsoRequires, paths: append([]path.Path{p}, required...)}
+}
+
+// RequiresOneOf requires at least one of alternatives to be set when p is set (a secret
+// given either as a value or write-only).
+func RequiresOneOf(p path.Path, alternatives ...path.Path) Members {
+	return Members{kind: requiresOneOf, paths: append([]path.Path{p}, alternatives...)}
+}
+
+// Under makes a rule declared relative to an object (a module, paths like
+// path.Root("client_id")) apply to that object at parent; it holds only while the object
+// is set. Rules nest: Under of a rule already under an object prefixes both.
+func (m Members) Under(parent path.Path) Members {
+	out := Members{kind: m.kind, within: Join(parent, m.within)}
+	for _, p := range m.paths {
+		out.paths = append(out.paths, Join(parent, p))
+	}
+	return out
+}
+
+// Within makes a rule whose paths are already complete hold only while the object at p is
+// set (an OAuth provider's own members).
+func (m Members) Within(p path.Path) Members {
+	m.within = p
+	return m
+}
+
+// Join appends the steps of p to parent.
+func Join(parent, p path.Path) path.Path {
+	out := parent
+	for _, step := range p.Steps() {
+		switch s := step.(type) {
+		case path.PathStepAttributeName:
+			out = out.AtName(string(s))
+		case path.PathStepElementKeyInt:
+			out = out.AtListIndex(int(s))
+		case path.PathStepElementKeyString:
+			out = out.AtMapKey(string(s))
+		}
+	}
+	return out
 }
 
 func (m Members) Description(context.Context) string {
@@ -54,6 +98,8 @@ func (m Members) Description(context.Context) string {
 		return "at most one of " + strings.Join(names, ", ") + " may be set"
 	case exactlyOne:
 		return "exactly one of " + strings.Join(names, ", ") + " must be set"
+	case requiresOneOf:
+		return names[0] + " requires one of " + strings.Join(names[1:], ", ")
 	default:
 		return names[0] + " requires " + strings.Join(names[1:], ", ")
 	}
@@ -77,6 +123,13 @@ const (
 // Check applies the rule to a configuration; unknownIsSet says an unknown value is set.
 func (m Members) Check(ctx context.Context, config tfsdk.Config, unknownIsSet bool) diag.Diagnostics {
 	var diags diag.Diagnostics
+	if len(m.within.Steps()) > 0 {
+		var v attr.Value
+		diags.Append(config.GetAttribute(ctx, m.within, &v)...)
+		if diags.HasError() || v == nil || v.IsNull() || v.IsUnknown() {
+			return diags
+		}
+	}
 	of := make([]presence, len(m.paths))
 	var isSet, maybeSet []path.Path
 	for i, p := range m.paths {
@@ -103,6 +156,10 @@ func (m Members) Check(ctx context.Context, config tfsdk.Config, unknownIsSet bo
 			diags.AddAttributeError(isSet[0], "Invalid Attribute Combination", fmt.Sprintf("%s are set, but %s.%s", strings.Join(names(isSet), " and "), m.Description(ctx), later))
 		}
 		if m.kind == exactlyOne && len(isSet) == 0 && len(maybeSet) == 0 {
+			if len(m.within.Steps()) > 0 {
+				diags.AddAttributeError(m.within, "Missing Attribute Configuration", "None of the attributes is set, but "+m.Description(ctx)+".")
+				return diags
+			}
 			diags.AddError("Missing Attribute Configuration", "None of the attributes is set, but "+m.Description(ctx)+".")
 		}
 	case alsoRequires:
@@ -114,6 +171,16 @@ func (m Members) Check(ctx context.Context, config tfsdk.Config, unknownIsSet bo
 				diags.AddAttributeError(m.paths[0], "Missing Attribute Configuration", fmt.Sprintf("%s is set, so %s must be set too.%s", m.paths[0], p, later))
 			}
 		}
+	case requiresOneOf:
+		if of[0] != set {
+			return diags
+		}
+		for _, o := range of[1:] {
+			if o != unset {
+				return diags
+			}
+		}
+		diags.AddAttributeError(m.paths[0], "Missing Attribute Configuration", fmt.Sprintf("%s is set, so one of %s must be set too.%s", m.paths[0], strings.Join(names(m.paths[1:]), ", "), later))
 	}
 	return diags
 }

@@ -1,0 +1,384 @@
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	dschema "github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	rschema "github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/float64default"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+
+	"github.com/warrenhq/terraform-provider-warren/provider/validators"
+)
+
+// Edge and route modules, each declared once: its members (from which the resource schema,
+// the data source schema and the attribute types of the conversions are all derived), its
+// model, and its conversions to the API's request form and from its response form. An edge
+// or route resource takes a module as one SingleNestedAttribute; a module that is not
+// configured is null.
+//
+// Rules shared by every module:
+//   - `enabled` is Optional+Computed and defaults to true, as the API does (§8.1);
+//   - members the server fills in when omitted have that value as their default, so a plan
+//     knows them; members it derives (SAML's URLs) are Computed;
+//   - a list the API returns as [] when never sent is null in state while the configuration
+//     leaves it out, so an unset list never diffs (data sources show the API's []);
+//   - a request member is sent only for a known, non-null value;
+//   - secrets are Sensitive and also write-only (`<name>_wo` + `<name>_wo_version`): the
+//     state keeps the clear value the API returns only when the configuration gave it.
+
+// memberKind is the type of a module member.
+type memberKind int
+
+const (
+	kindString memberKind = iota
+	kindBool
+	kindInt
+	kindFloat
+	kindStrings   // list of strings
+	kindStringMap // map of strings
+	kindObject    // nested members
+	kindPolicy    // a traffic policy document (semantic equality)
+)
+
+// member is one attribute of a module, spelled once.
+type member struct {
+	name, desc string
+	kind       memberKind
+	required   bool
+	def        any  // the server's default (bool, int64, float64 or string): Optional+Computed
+	derived    bool // the server derives it: Computed
+	sensitive  bool
+	writeOnly  bool // resource only: absent from data sources
+	inputOnly  bool // resource only (a _wo_version)
+	members    []member
+	strings    []validator.String
+	lists      []validator.List
+}
+
+func (m member) resource() rschema.Attribute {
+	optional := !m.required && !m.derived
+	computed := m.derived || m.def != nil
+	switch m.kind {
+	case kindBool:
+		a := rschema.BoolAttribute{MarkdownDescription: m.desc, Required: m.required, Optional: optional, Computed: computed}
+		if d, ok := m.def.(bool); ok {
+			a.Default = booldefault.StaticBool(d)
+		}
+		return a
+	case kindInt:
+		a := rschema.Int64Attribute{MarkdownDescription: m.desc, Required: m.required, Optional: optional, Computed: computed}
+		if d, ok := m.def.(int64); ok {
+			a.Default = int64default.StaticInt64(d)
+		}
+		return a
+	case kindFloat:
+		a := rschema.Float64Attribute{MarkdownDescription: m.desc, Required: m.required, Optional: optional, Computed: computed}
+		if d, ok := m.def.(float64); ok {
+			a.Default = float64default.StaticFloat64(d)
+		}
+		return a
+	case kindStrings:
+		return rschema.ListAttribute{MarkdownDescription: m.desc, ElementType: types.StringType, Required: m.required, Optional: optional, Computed: m.derived, Validators: m.lists}
+	case kindStringMap:
+		return rschema.MapAttribute{MarkdownDescription: m.desc, ElementType: types.StringType, Required: m.required, Optional: optional}
+	case kindObject:
+		attrs := map[string]rschema.Attribute{}
+		for _, c := range m.members {
+			attrs[c.name] = c.resource()
+		}
+		return rschema.SingleNestedAttribute{MarkdownDescription: m.desc, Attributes: attrs, Required: m.required, Optional: optional}
+	}
+	a := rschema.StringAttribute{
+		MarkdownDescription: m.desc, Required: m.required, Optional: optional, Computed: computed,
+		Sensitive: m.sensitive, WriteOnly: m.writeOnly, Validators: m.strings,
+	}
+	if d, ok := m.def.(string); ok {
+		a.Default = stringdefault.StaticString(d)
+	}
+	if m.derived {
+		a.PlanModifiers = []planmodifier.String{stringplanmodifier.UseStateForUnknown()}
+	}
+	if m.kind == kindPolicy {
+		a.CustomType = policyType{}
+	}
+	return a
+}
+
+// data is the member in a data source: computed.
+func (m member) data() dschema.Attribute {
+	switch m.kind {
+	case kindBool:
+		return dschema.BoolAttribute{MarkdownDescription: m.desc, Computed: true}
+	case kindInt:
+		return dschema.Int64Attribute{MarkdownDescription: m.desc, Computed: true}
+	case kindFloat:
+		return dschema.Float64Attribute{MarkdownDescription: m.desc, Computed: true}
+	case kindStrings:
+		return dschema.ListAttribute{MarkdownDescription: m.desc, ElementType: types.StringType, Computed: true}
+	case kindStringMap:
+		return dschema.MapAttribute{MarkdownDescription: m.desc, ElementType: types.StringType, Computed: true}
+	case kindObject:
+		return dschema.SingleNestedAttribute{MarkdownDescription: m.desc, Attributes: dataAttributes(m.members), Computed: true}
+	case kindPolicy:
+		return dschema.StringAttribute{MarkdownDescription: m.desc, Computed: true, CustomType: policyType{}}
+	}
+	return dschema.StringAttribute{MarkdownDescription: m.desc, Computed: true, Sensitive: m.sensitive}
+}
+
+func dataAttributes(members []member) map[string]dschema.Attribute {
+	attrs := map[string]dschema.Attribute{}
+	for _, c := range members {
+		if !c.writeOnly && !c.inputOnly {
+			attrs[c.name] = c.data()
+		}
+	}
+	return attrs
+}
+
+// module is one module kind: M its model, Req and Resp its API forms.
+type module[M, Req, Resp any] struct {
+	members []member
+	// expand builds the request from the plan's model; config is the configuration's, which
+	// alone holds write-only values.
+	expand func(plan, config *M) *Req
+	// flatten builds the model from the API's answer; prior is the plan's or the state's
+	// model, nil in a data source.
+	flatten func(r *Resp, prior *M) M
+	// rules over which members are set, relative to the module (validators.Members.Under).
+	rules []validators.Members
+	// check is the server's value rule (internal/rules), run at plan time on known values.
+	check func(*Req) error
+}
+
+// resourceAttribute is the module in a resource schema: optional, null when not configured.
+func (d module[M, Req, Resp]) resourceAttribute(desc string) rschema.SingleNestedAttribute {
+	a := member{desc: desc, kind: kindObject, members: d.members}.resource().(rschema.SingleNestedAttribute)
+	if d.check != nil {
+		a.Validators = []validator.Object{moduleCheck[M, Req]{expand: d.expand, check: d.check}}
+	}
+	return a
+}
+
+// dataAttribute is the module in a data source schema: computed.
+func (d module[M, Req, Resp]) dataAttribute(desc string) dschema.SingleNestedAttribute {
+	return member{desc: desc, kind: kindObject, members: d.members}.data().(dschema.SingleNestedAttribute)
+}
+
+func (d module[M, Req, Resp]) attrTypes() map[string]attr.Type {
+	return d.resourceAttribute("").GetType().(basetypes.ObjectType).AttrTypes
+}
+
+// members are the module's rules over which members are set, for the module at p.
+func (d module[M, Req, Resp]) memberRules(p path.Path) []validators.Members {
+	out := make([]validators.Members, len(d.rules))
+	for i, r := range d.rules {
+		out[i] = r.Under(p)
+	}
+	return out
+}
+
+// request is the module's request form for a create or PATCH of its owner; nil when the
+// plan has no such module.
+func (d module[M, Req, Resp]) request(ctx context.Context, plan, config types.Object, diags *diag.Diagnostics) *Req {
+	if !known(plan) {
+		return nil
+	}
+	var p, c M
+	diags.Append(plan.As(ctx, &p, basetypes.ObjectAsOptions{})...)
+	if known(config) {
+		diags.Append(config.As(ctx, &c, basetypes.ObjectAsOptions{})...)
+	}
+	if diags.HasError() {
+		return nil
+	}
+	return d.expand(&p, &c)
+}
+
+// value is the module's value in a resource's state: null when the API has none.
+func (d module[M, Req, Resp]) value(ctx context.Context, r *Resp, prior types.Object, diags *diag.Diagnostics) types.Object {
+	if r == nil {
+		return types.ObjectNull(d.attrTypes())
+	}
+	var p M
+	if known(prior) {
+		diags.Append(prior.As(ctx, &p, basetypes.ObjectAsOptions{})...)
+	}
+	m := d.flatten(r, &p)
+	v, ds := types.ObjectValueFrom(ctx, d.attrTypes(), m)
+	diags.Append(ds...)
+	return v
+}
+
+// dataValue is the module's value in a data source: what the API says, without the
+// resource's input-only members.
+func (d module[M, Req, Resp]) dataValue(ctx context.Context, r *Resp, diags *diag.Diagnostics) types.Object {
+	typ := d.dataAttribute("").GetType().(basetypes.ObjectType)
+	if r == nil {
+		return types.ObjectNull(typ.AttrTypes)
+	}
+	m := d.flatten(r, nil)
+	v, ds := types.ObjectValueFrom(ctx, d.attrTypes(), m)
+	diags.Append(ds...)
+	if diags.HasError() {
+		return types.ObjectNull(typ.AttrTypes)
+	}
+	return onlyTypes(v, typ, diags)
+}
+
+// onlyTypes keeps the attributes of v that typ has, at every depth.
+func onlyTypes(v types.Object, typ basetypes.ObjectType, diags *diag.Diagnostics) types.Object {
+	if v.IsNull() || v.IsUnknown() {
+		return types.ObjectNull(typ.AttrTypes)
+	}
+	attrs := map[string]attr.Value{}
+	for name, t := range typ.AttrTypes {
+		a := v.Attributes()[name]
+		if o, ok := a.(types.Object); ok {
+			if ot, ok := t.(basetypes.ObjectType); ok {
+				a = onlyTypes(o, ot, diags)
+			}
+		}
+		attrs[name] = a
+	}
+	out, ds := types.ObjectValue(typ.AttrTypes, attrs)
+	diags.Append(ds...)
+	return out
+}
+
+// moduleCheck runs a module's value rule of internal/rules at plan time, once the module is
+// known down to its last value (until then the server checks it at apply), and reports a
+// violation on the member it names.
+type moduleCheck[M, Req any] struct {
+	expand func(plan, config *M) *Req
+	check  func(*Req) error
+}
+
+func (v moduleCheck[M, Req]) Description(context.Context) string {
+	return "the module's values follow the API's rules"
+}
+func (v moduleCheck[M, Req]) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+
+func (v moduleCheck[M, Req]) ValidateObject(ctx context.Context, req validator.ObjectRequest, resp *validator.ObjectResponse) {
+	if !fullyKnown(ctx, req.ConfigValue) {
+		return
+	}
+	var m M
+	if req.ConfigValue.As(ctx, &m, basetypes.ObjectAsOptions{}).HasError() {
+		return
+	}
+	if err := v.check(v.expand(&m, &m)); err != nil {
+		addViolationAt(&resp.Diagnostics, req.Path, "Invalid module", err)
+	}
+}
+
+// fullyKnown says a value holds no unknown value at any depth.
+func fullyKnown(ctx context.Context, v attr.Value) bool {
+	if v.IsNull() || v.IsUnknown() {
+		return false
+	}
+	raw, err := v.ToTerraformValue(ctx)
+	return err == nil && raw.IsFullyKnown()
+}
+
+// Conversion helpers of module members.
+
+func boolPtr(v types.Bool) *bool {
+	if !known(v) {
+		return nil
+	}
+	b := v.ValueBool()
+	return &b
+}
+
+func int64Ptr(v types.Int64) *int64 {
+	if !known(v) {
+		return nil
+	}
+	i := v.ValueInt64()
+	return &i
+}
+
+func float64Ptr(v types.Float64) *float64 {
+	if !known(v) {
+		return nil
+	}
+	f := v.ValueFloat64()
+	return &f
+}
+
+// listValue maps a list of the API, which answers [] for a list never sent: null while the
+// prior model has it null (prior nil: a data source, which shows the API's []).
+func listValue[M any](items []string, prior *M, priorList func(*M) types.List) types.List {
+	if len(items) == 0 && prior != nil && priorList(prior).IsNull() {
+		return types.ListNull(types.StringType)
+	}
+	return stringList(items)
+}
+
+// secretValue maps a secret the API returns in clear: kept in state only when the
+// configuration gave it as a value (not write-only); a data source shows it (sensitive).
+func secretValue(s *string, prior types.String, data bool) types.String {
+	if s == nil || (!data && prior.IsNull()) {
+		return types.StringNull()
+	}
+	return types.StringValue(*s)
+}
+
+// secretOf is the secret to send: the value, else the write-only one from the configuration.
+func secretOf(value, writeOnly types.String) *string {
+	if s := optional(value); s != nil {
+		return s
+	}
+	return optional(writeOnly)
+}
+
+// Members every module has, and the secret members.
+
+func enabledMember() member {
+	return member{name: "enabled", kind: kindBool, def: true, desc: "Whether the module is active. Defaults to `true`, as the API does."}
+}
+
+// secretMembers are <name> (sensitive, kept in state), <name>_wo (write-only) and
+// <name>_wo_version.
+func secretMembers(name, what string) []member {
+	return []member{
+		{name: name, kind: kindString, sensitive: true, desc: "The " + what + ". Kept in state (sensitive); the API returns it in clear. Or give `" + name + "_wo`."},
+		{name: name + "_wo", kind: kindString, sensitive: true, writeOnly: true, desc: "The " + what + ", write-only (Terraform 1.11+): sent to the server, never stored by Terraform. Change `" + name + "_wo_version` to send a new one."},
+		{name: name + "_wo_version", kind: kindInt, inputOnly: true, desc: "Change this number to send `" + name + "_wo` again."},
+	}
+}
+
+// secretRules: the value and the write-only form conflict; a version needs the write-only form.
+func secretRules(at path.Path, name string) []validators.Members {
+	return []validators.Members{
+		validators.Conflicting(validators.Join(at, path.Root(name)), validators.Join(at, path.Root(name+"_wo"))),
+		validators.AlsoRequires(validators.Join(at, path.Root(name+"_wo_version")), validators.Join(at, path.Root(name+"_wo"))),
+	}
+}
+
+func nonEmptyIDs(max int) []validator.List {
+	lists := []validator.List{listvalidator.SizeAtLeast(1), listvalidator.UniqueValues()}
+	if max > 0 {
+		lists = append(lists, listvalidator.SizeAtMost(max))
+	}
+	return lists
+}
+
+func oneOf(values ...string) []validator.String {
+	return []validator.String{stringvalidator.OneOf(values...)}
+}
