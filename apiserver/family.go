@@ -21,9 +21,7 @@ type family[T any, P interface {
 	api.Object
 }, C any, U any] struct {
 	kind   string        // store kind
-	path   string        // collection path, e.g. "/api_keys"
-	prefix string        // ID prefix of new objects
-	member string        // collection member of the list envelope
+	def    *api.Family   // path, list member and ID prefix (the table in internal/api)
 	filter filter.Fields // filterable fields; nil when the list takes no filter
 	// token: create mints a bearer token for the object, returns it once and stores its hash.
 	token bool
@@ -54,16 +52,16 @@ type family[T any, P interface {
 
 // collection tells the route table which kind and path the family's IDs belong to.
 func (f *family[T, P, C, U]) collection() collection {
-	return collection{prefix: f.prefix, kind: f.kind, path: f.path}
+	return collection{prefix: f.def.Prefix, kind: f.kind, path: f.def.Path}
 }
 
 // register adds the family's five endpoints to the route table.
 func (f *family[T, P, C, U]) register(s *Server, mux *http.ServeMux) {
-	mux.Handle("POST "+f.path, s.apiRoute(f.handleCreate))
-	mux.Handle("GET "+f.path, s.apiRoute(f.handleList))
-	mux.Handle("GET "+f.path+"/{id}", s.apiRoute(f.handleGet))
-	mux.Handle("PATCH "+f.path+"/{id}", s.apiRoute(f.handleUpdate))
-	mux.Handle("DELETE "+f.path+"/{id}", s.apiRoute(f.handleDelete))
+	mux.Handle("POST "+f.def.Path, s.apiRoute(f.handleCreate))
+	mux.Handle("GET "+f.def.Path, s.apiRoute(f.handleList))
+	mux.Handle("GET "+f.def.Path+"/{id}", s.apiRoute(f.handleGet))
+	mux.Handle("PATCH "+f.def.Path+"/{id}", s.apiRoute(f.handleUpdate))
+	mux.Handle("DELETE "+f.def.Path+"/{id}", s.apiRoute(f.handleDelete))
 	if f.routes != nil {
 		f.routes(s, mux)
 	}
@@ -76,7 +74,7 @@ func (f *family[T, P, C, U]) handleCreate(c *call) error {
 	}
 	obj := P(new(T))
 	meta := obj.Base()
-	meta.ID = ids.New(f.prefix)
+	meta.ID = ids.New(f.def.Prefix)
 	meta.CreatedAt = api.FormatTime(c.s.opts.Now())
 	var token string
 	err := c.s.opts.Store.Write(c.r.Context(), func(tx store.Tx) error {
@@ -116,7 +114,7 @@ func (f *family[T, P, C, U]) handleGet(c *call) error {
 }
 
 func (f *family[T, P, C, U]) handleList(c *call) error {
-	q, err := c.parseListQuery(f.prefix, f.filter)
+	q, err := c.parseListQuery(f.def.Prefix, f.filter)
 	if err != nil {
 		return err
 	}
@@ -146,7 +144,7 @@ func (f *family[T, P, C, U]) handleList(c *call) error {
 	if err != nil {
 		return err
 	}
-	return c.writeList(f.path, f.member, q, items, lastID, more)
+	return c.writeList(f.def.Path, f.def.Member, q, items, lastID, more)
 }
 
 func (f *family[T, P, C, U]) handleUpdate(c *call) error {
@@ -220,8 +218,8 @@ func (f *family[T, P, C, U]) handleDelete(c *call) error {
 // account's object is a plain 404, exactly like a missing one.
 func (f *family[T, P, C, U]) load(c *call, tx store.Tx) (P, *store.Object, error) {
 	id := c.r.PathValue("id")
-	if !strings.HasPrefix(id, f.prefix) {
-		return nil, nil, wrongPrefix("id", id, f.prefix)
+	if !strings.HasPrefix(id, f.def.Prefix) {
+		return nil, nil, wrongPrefix("id", id, f.def.Prefix)
 	}
 	stored, err := tx.Get(c.r.Context(), f.kind, id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && stored.AccountID != c.who.accountID) {
@@ -263,7 +261,7 @@ func (f *family[T, P, C, U]) record(accountID string, obj P, secret any) (*store
 
 // rendered fills the uri members of obj for a response.
 func (f *family[T, P, C, U]) rendered(c *call, obj P) P {
-	obj.Base().URI = c.s.opts.BaseURL + f.path + "/" + obj.Base().ID
+	obj.Base().URI = c.s.opts.BaseURL + f.def.Path + "/" + obj.Base().ID
 	if f.render != nil {
 		f.render(c, obj)
 	}

@@ -18,9 +18,7 @@ const (
 // them, but never while an IP restriction uses it (ERR_1420).
 var ipPolicies = &family[api.IPPolicy, *api.IPPolicy, api.IPPolicyCreate, api.IPPolicyUpdate]{
 	kind:            kindIPPolicy,
-	path:            "/ip_policies",
-	prefix:          ids.IPPolicy,
-	member:          "ip_policies",
+	def:             api.IPPolicies,
 	filter:          textFields,
 	emptyUpdateCode: "ERR_1400",
 	create: func(c *call, tx store.Tx, in *api.IPPolicyCreate, p *api.IPPolicy) (any, error) {
@@ -60,9 +58,7 @@ var ipPolicies = &family[api.IPPolicy, *api.IPPolicy, api.IPPolicyCreate, api.IP
 // enforced api restriction block its own caller is refused, as for the restriction itself.
 var ipPolicyRules = &family[api.IPPolicyRule, *api.IPPolicyRule, api.IPPolicyRuleCreate, api.IPPolicyRuleUpdate]{
 	kind:            kindIPPolicyRule,
-	path:            "/ip_policy_rules",
-	prefix:          ids.IPPolicyRule,
-	member:          "ip_policy_rules",
+	def:             api.IPPolicyRules,
 	filter:          withFields(textFields, filter.Fields{"ip_policy": filter.String, "cidr": filter.String, "action": filter.String}),
 	emptyUpdateCode: "ERR_1401",
 	create: func(c *call, tx store.Tx, in *api.IPPolicyRuleCreate, rule *api.IPPolicyRule) (any, error) {

@@ -21,10 +21,8 @@ const kindReservedDomain = "reserved_domain"
 // unless it uploads one. The domain holds its uploaded certificate as a ref, so the
 // certificate cannot be deleted while attached.
 var reservedDomains = &family[api.ReservedDomain, *api.ReservedDomain, api.ReservedDomainCreate, api.ReservedDomainUpdate]{
-	kind:   kindReservedDomain,
-	path:   "/reserved_domains",
-	prefix: ids.ReservedDomain,
-	member: "reserved_domains",
+	kind: kindReservedDomain,
+	def:  api.ReservedDomains,
 	filter: withFields(textFields, filter.Fields{
 		"domain":                      filter.String,
 		"region":                      filter.String,
@@ -107,7 +105,7 @@ func init() { reservedDomains.routes = reservedDomainRoutes }
 // reservedDomainRoutes registers the two detach endpoints (details.md §6.5), 204 on success.
 func reservedDomainRoutes(s *Server, mux *http.ServeMux) {
 	detach := func(member string, change func(d *api.ReservedDomain) error) {
-		mux.Handle("DELETE "+reservedDomains.path+"/{id}/"+member, s.apiRoute(func(c *call) error {
+		mux.Handle("DELETE "+reservedDomains.def.Path+"/{id}/"+member, s.apiRoute(func(c *call) error {
 			if _, err := reservedDomains.modify(c, func(_ store.Tx, d *api.ReservedDomain) error { return change(d) }); err != nil {
 				return err
 			}

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+
+	"github.com/warrenhq/terraform-provider-warren/internal/api"
 )
 
 // Collection is one API family: T is the object, C and U its create and update bodies.
@@ -17,8 +19,8 @@ type Collection[T any, C any, U any] struct {
 	Member string // the list envelope's member, e.g. "keys"
 }
 
-func collection[T any, C any, U any](c *Client, path, member string) *Collection[T, C, U] {
-	return &Collection[T, C, U]{c: c, Path: path, Member: member}
+func collection[T any, C any, U any](c *Client, f *api.Family) *Collection[T, C, U] {
+	return &Collection[T, C, U]{c: c, Path: f.Path, Member: f.Member}
 }
 
 // Create sends POST <path>.
