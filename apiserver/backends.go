@@ -176,21 +176,30 @@ func applyTunnelGroup(in *api.TunnelGroupBackendCreate, b *api.TunnelGroupBacken
 	return nil
 }
 
-// requireBackends checks the children of a weighted or failover backend: each a backend ID
-// (ERR_6526) of an existing backend of the account (ERR_6501), never the backend itself.
+// requireBackends checks the children of a weighted or failover backend: each a backend of
+// the account (requireBackend), never the backend itself.
 func requireBackends(c *call, tx store.Tx, self string, children []string) error {
 	for _, id := range children {
-		if !slices.Contains(backendPrefixes, prefixOf(id)) {
-			return withDetail(badRequest("ERR_6526", "%s is not a backend ID.", rules.Quote(id)), "param", "backends")
-		}
 		if id == self {
 			return withDetail(badRequest("ERR_215", "A backend cannot reference itself."), "param", "backends")
 		}
-		if _, err := c.lookup(tx, id, backendPrefixes...); isNotFound(err) {
-			return withDetail(badRequest("ERR_6501", "The backend %s does not exist.", rules.Quote(id)), "param", "backends")
-		} else if err != nil {
+		if err := requireBackend(c, tx, id, "backends"); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// requireBackend checks a backend reference: a backend ID (ERR_6526) of an existing backend
+// of the account (ERR_6501). param names the member in the error.
+func requireBackend(c *call, tx store.Tx, id, param string) error {
+	if !slices.Contains(backendPrefixes, prefixOf(id)) {
+		return withDetail(badRequest("ERR_6526", "%s is not a backend ID.", rules.Quote(id)), "param", param)
+	}
+	if _, err := c.lookup(tx, id, backendPrefixes...); isNotFound(err) {
+		return withDetail(badRequest("ERR_6501", "The backend %s does not exist.", rules.Quote(id)), "param", param)
+	} else if err != nil {
+		return err
 	}
 	return nil
 }

@@ -48,8 +48,13 @@ type family[T any, P interface {
 	// render fills response-only members such as the uri of nested refs.
 	render func(c *call, obj P)
 	// check validates the whole object after a create, a PATCH or a module change, in the
-	// write transaction: rules across members and modules, and across siblings.
-	check func(c *call, tx store.Tx, obj P) error
+	// write transaction: rules across members and modules, and across siblings. It may add
+	// refs to w that the object's members alone do not name (e.g. the reserved domains of
+	// hostports).
+	check func(w *write[P]) error
+	// expand fills members that are read from other objects (an edge's routes) for a
+	// response, in the transaction that read or wrote obj; they are never stored.
+	expand func(c *call, tx store.Tx, obj P) error
 	// modules are the family's modules, each served at <path>/{id}/<name> (modules.go).
 	modules []module[P]
 	// routes registers the family's extra endpoints (sub-resources), if any.
@@ -88,6 +93,7 @@ type write[P any] struct {
 	obj      P
 	parentID string
 	secret   []byte
+	refs     []string // refs the check found, beside the family's and the modules'
 }
 
 func (f *family[T, P, C, U]) handleCreate(c *call) error {
@@ -139,8 +145,10 @@ func (f *family[T, P, C, U]) handleGet(c *call) error {
 	var obj P
 	var stored *store.Object
 	err := c.s.opts.Store.Read(c.r.Context(), func(tx store.Tx) (err error) {
-		obj, stored, err = f.load(c, tx)
-		return err
+		if obj, stored, err = f.load(c, tx); err != nil {
+			return err
+		}
+		return f.expanded(c, tx, obj)
 	})
 	if err != nil {
 		return err
@@ -167,6 +175,9 @@ func (f *family[T, P, C, U]) handleList(c *call) error {
 		more = hasMore
 		for _, o := range objs {
 			obj, err := f.decode(o)
+			if err == nil {
+				err = f.expanded(c, tx, obj)
+			}
 			if err != nil {
 				return err
 			}
@@ -226,8 +237,9 @@ func (f *family[T, P, C, U]) modify(c *call, change func(w *write[P]) error) (*w
 
 // store checks w's object and inserts or updates it.
 func (f *family[T, P, C, U]) store(w *write[P], put func(context.Context, *store.Object) error) error {
+	w.refs = nil
 	if f.check != nil {
-		if err := f.check(w.c, w.tx, w.obj); err != nil {
+		if err := f.check(w); err != nil {
 			return err
 		}
 	}
@@ -235,8 +247,19 @@ func (f *family[T, P, C, U]) store(w *write[P], put func(context.Context, *store
 	if err != nil {
 		return err
 	}
-	rec.ParentID, rec.Secret = w.parentID, w.secret
-	return f.storeErr(w.c, w.tx, put(w.c.r.Context(), rec))
+	rec.ParentID, rec.Secret, rec.Refs = w.parentID, w.secret, append(rec.Refs, w.refs...)
+	if err := f.storeErr(w.c, w.tx, put(w.c.r.Context(), rec)); err != nil {
+		return err
+	}
+	return f.expanded(w.c, w.tx, w.obj)
+}
+
+// expanded runs the expand hook, if any.
+func (f *family[T, P, C, U]) expanded(c *call, tx store.Tx, obj P) error {
+	if f.expand == nil {
+		return nil
+	}
+	return f.expand(c, tx, obj)
 }
 
 func (f *family[T, P, C, U]) handleDelete(c *call) error {

@@ -15,7 +15,7 @@ const (
 )
 
 // ipPolicies is /ip_policies (details.md §6.8). A policy owns its rules: deleting it deletes
-// them, but never while an IP restriction uses it (ERR_1420).
+// them, but never while an IP restriction or an ip_restriction module uses it (ERR_1420).
 var ipPolicies = &family[api.IPPolicy, *api.IPPolicy, api.IPPolicyCreate, api.IPPolicyUpdate]{
 	kind:            kindIPPolicy,
 	def:             api.IPPolicies,
@@ -32,17 +32,16 @@ var ipPolicies = &family[api.IPPolicy, *api.IPPolicy, api.IPPolicyCreate, api.IP
 		if err != nil {
 			return err
 		}
-		var restrictions, policyRules []*store.Object
+		var users, policyRules []*store.Object
 		for _, r := range referrers {
-			switch r.Kind {
-			case kindIPRestriction:
-				restrictions = append(restrictions, r)
-			case kindIPPolicyRule:
+			if r.Kind == kindIPPolicyRule {
 				policyRules = append(policyRules, r)
+			} else {
+				users = append(users, r)
 			}
 		}
-		if len(restrictions) > 0 {
-			return stillReferenced("ERR_1420", "The IP policy "+p.ID, restrictions)
+		if len(users) > 0 {
+			return stillReferenced("ERR_1420", "The IP policy "+p.ID, users)
 		}
 		for _, r := range policyRules {
 			if err := tx.Delete(c.r.Context(), r.Kind, r.ID); err != nil {

@@ -8,6 +8,8 @@ import (
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
+	"github.com/warrenhq/terraform-provider-warren/internal/ids"
+	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
 
 // A module is a part of an edge or route with its own sub-endpoint (details.md §6.10, §6.11,
@@ -161,3 +163,95 @@ func renderRefs(c *call, refs []api.Ref) {
 
 // enabled is a module's enabled member: true unless given as false (details.md §8.1).
 func enabled(b *bool) bool { return b == nil || *b }
+
+// The modules, each declared once for every owner that has it (field says where it lives).
+
+// pureModule is a module whose rules need nothing but its request (internal/rules).
+func pureModule[P any, Req any, Resp any](name string, field func(P) **Resp, build func(*Req) (*Resp, error)) module[P] {
+	return moduleDef[P, Req, Resp]{
+		name:  name,
+		field: field,
+		build: func(_ *write[P], in *Req) (*Resp, error) { return build(in) },
+	}.erase()
+}
+
+// backendModule sends the traffic to a backend of any kind of the account (§8.10).
+func backendModule[P any](field func(P) **api.BackendModule) module[P] {
+	return moduleDef[P, api.BackendModuleRequest, api.BackendModule]{
+		name:  "backend",
+		field: field,
+		build: func(w *write[P], in *api.BackendModuleRequest) (*api.BackendModule, error) {
+			if err := requireBackend(w.c, w.tx, deref(in.BackendID), "backend_id"); err != nil {
+				return nil, err
+			}
+			return &api.BackendModule{Enabled: enabled(in.Enabled), Backend: api.Ref{ID: *in.BackendID}}, nil
+		},
+		refs:   func(m *api.BackendModule) []string { return []string{m.Backend.ID} },
+		render: func(c *call, m *api.BackendModule) { m.Backend = c.ref(m.Backend.ID) },
+	}.erase()
+}
+
+// ipRestrictionModule admits the sources its IP policies allow (§8.4).
+func ipRestrictionModule[P any](field func(P) **api.IPRestrictionModule) module[P] {
+	return moduleDef[P, api.IPRestrictionModuleRequest, api.IPRestrictionModule]{
+		name:  "ip_restriction",
+		field: field,
+		build: func(w *write[P], in *api.IPRestrictionModuleRequest) (*api.IPRestrictionModule, error) {
+			refs, err := requireAll(w, in.IPPolicyIDs, rules.IPPolicyIDs, ids.IPPolicy, "ERR_7007", "IP policy", "ip_policy_ids")
+			return &api.IPRestrictionModule{Enabled: enabled(in.Enabled), IPPolicies: refs}, err
+		},
+		refs:   func(m *api.IPRestrictionModule) []string { return refIDs(m.IPPolicies) },
+		render: func(c *call, m *api.IPRestrictionModule) { renderRefs(c, m.IPPolicies) },
+	}.erase()
+}
+
+// mutualTLSModule asks clients for a certificate signed by one of its CAs (§8.3).
+func mutualTLSModule[P any](field func(P) **api.MutualTLSModule) module[P] {
+	return moduleDef[P, api.MutualTLSModuleRequest, api.MutualTLSModule]{
+		name:  "mutual_tls",
+		field: field,
+		build: func(w *write[P], in *api.MutualTLSModuleRequest) (*api.MutualTLSModule, error) {
+			refs, err := requireAll(w, in.CertificateAuthorityIDs, rules.CertificateAuthorityIDs, ids.CertificateAuthority, "ERR_7072", "certificate authority", "certificate_authority_ids")
+			return &api.MutualTLSModule{Enabled: enabled(in.Enabled), CertificateAuthorities: refs}, err
+		},
+		refs:   func(m *api.MutualTLSModule) []string { return refIDs(m.CertificateAuthorities) },
+		render: func(c *call, m *api.MutualTLSModule) { renderRefs(c, m.CertificateAuthorities) },
+	}.erase()
+}
+
+// requireAll checks a list of IDs with its rule, then that each is an object of prefix in
+// the caller's account (else code), and returns their Refs in the given order.
+func requireAll[P any](w *write[P], list []string, rule func([]string) error, prefix, code, what, param string) ([]api.Ref, error) {
+	if err := rule(list); err != nil {
+		return nil, err
+	}
+	refs := make([]api.Ref, len(list))
+	for i, id := range list {
+		if _, err := w.c.lookup(w.tx, id, prefix); isNotFound(err) {
+			return nil, withDetail(badRequest(code, "The %s %s does not exist.", what, rules.Quote(id)), "param", param)
+		} else if err != nil {
+			return nil, err
+		}
+		refs[i] = api.Ref{ID: id}
+	}
+	return refs, nil
+}
+
+// tlsTerminationModule says where TLS ends on an "https" or "tls" edge (§8.2).
+func tlsTerminationModule[P any](edge string, field func(P) **api.TLSTerminationModule) module[P] {
+	return pureModule("tls_termination", field, func(in *api.TLSTerminationModuleRequest) (*api.TLSTerminationModule, error) {
+		return rules.TLSTermination(in, edge)
+	})
+}
+
+// trafficPolicyModule holds a traffic policy whose phases suit its owner (§8.10).
+func trafficPolicyModule[P any](owner string, field func(P) **api.TrafficPolicyModule) module[P] {
+	return pureModule("traffic_policy", field, func(in *api.TrafficPolicyModuleRequest) (*api.TrafficPolicyModule, error) {
+		return rules.TrafficPolicy(in, owner)
+	})
+}
+
+// toggleModule is compression or websocket_tcp_converter: enabled only.
+func toggleModule[P any](name string, field func(P) **api.ToggleModule) module[P] {
+	return pureModule(name, field, func(in *api.ToggleModuleRequest) (*api.ToggleModule, error) { return rules.Toggle(in), nil })
+}

@@ -28,6 +28,7 @@ var families = []routed{
 	tlsCertificates, certificateAuthorities, reservedDomains, reservedAddrs,
 	ipPolicies, ipPolicyRules, ipRestrictions,
 	failoverBackends, httpResponseBackends, staticBackends, tunnelGroupBackends, weightedBackends,
+	httpsEdges, tcpEdges, tlsEdges, httpsEdgeRoutes,
 }
 
 // routes is the one route table of the server (testdata/routes.txt lists it). Each family
