@@ -5,11 +5,13 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sqlite"
+	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 )
 
@@ -27,6 +29,12 @@ func TestRouteTable(t *testing.T) {
 	srv, err := apiserver.New(ctx, apiserver.Options{Store: db, BaseURL: "http://warren.test", BootstrapAPIKey: ids.NewToken(ids.New(ids.APIKey))})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Every family of the table in internal/api is served.
+	for _, f := range api.Families {
+		if !slices.Contains(srv.Routes(), "POST "+f.Path) {
+			t.Errorf("%s is in api.Families but not served", f.Path)
+		}
 	}
 	got := strings.Join(srv.Routes(), "\n") + "\n"
 	const file = "testdata/routes.txt"
