@@ -57,6 +57,12 @@ type Client struct {
 	StaticBackends            *Collection[api.StaticBackend, api.StaticBackendCreate, api.StaticBackendCreate]
 	TunnelGroupBackends       *Collection[api.TunnelGroupBackend, api.TunnelGroupBackendCreate, api.TunnelGroupBackendCreate]
 	WeightedBackends          *Collection[api.WeightedBackend, api.WeightedBackendCreate, api.WeightedBackendCreate]
+	HTTPSEdges                *Collection[api.HTTPSEdge, api.HTTPSEdgeCreate, api.HTTPSEdgeCreate]
+	TCPEdges                  *Collection[api.TCPEdge, api.TCPEdgeCreate, api.TCPEdgeCreate]
+	TLSEdges                  *Collection[api.TLSEdge, api.TLSEdgeCreate, api.TLSEdgeCreate]
+	// HTTPSEdgeRoutes live under an edge: HTTPSEdgeRoutes.Under(edgeID). They have no list
+	// of their own; an edge's routes member lists them.
+	HTTPSEdgeRoutes *Nested[api.HTTPSEdgeRoute, api.HTTPSEdgeRouteCreate, api.HTTPSEdgeRouteCreate]
 }
 
 // New returns a client for cfg.
@@ -95,6 +101,10 @@ func New(cfg Config) *Client {
 	c.StaticBackends = collection[api.StaticBackend, api.StaticBackendCreate, api.StaticBackendCreate](c, api.StaticBackends)
 	c.TunnelGroupBackends = collection[api.TunnelGroupBackend, api.TunnelGroupBackendCreate, api.TunnelGroupBackendCreate](c, api.TunnelGroupBackends)
 	c.WeightedBackends = collection[api.WeightedBackend, api.WeightedBackendCreate, api.WeightedBackendCreate](c, api.WeightedBackends)
+	c.HTTPSEdges = collection[api.HTTPSEdge, api.HTTPSEdgeCreate, api.HTTPSEdgeCreate](c, api.HTTPSEdges)
+	c.TCPEdges = collection[api.TCPEdge, api.TCPEdgeCreate, api.TCPEdgeCreate](c, api.TCPEdges)
+	c.TLSEdges = collection[api.TLSEdge, api.TLSEdgeCreate, api.TLSEdgeCreate](c, api.TLSEdges)
+	c.HTTPSEdgeRoutes = &Nested[api.HTTPSEdgeRoute, api.HTTPSEdgeRouteCreate, api.HTTPSEdgeRouteCreate]{c: c, family: api.HTTPSEdgeRoutes}
 	return c
 }
 
