@@ -327,16 +327,13 @@ func emailDomain(field, d string) error {
 	return nil
 }
 
-// punycode reports whether every xn-- label of a domain decodes.
+// punycode reports whether the xn-- labels of a domain decode to a name IDNA allows.
 func punycode(domain string) bool {
-	for _, label := range strings.Split(domain, ".") {
-		if strings.HasPrefix(label, "xn--") {
-			if _, err := idna.Punycode.ToUnicode(label); err != nil {
-				return false
-			}
-		}
+	if !strings.Contains(domain, "xn--") {
+		return true
 	}
-	return true
+	_, err := idna.Lookup.ToUnicode(domain)
+	return err == nil
 }
 
 // githubTeam reports whether t is a numeric team ID or an org/team slug pair.

@@ -101,6 +101,9 @@ func Toggle(req *api.ToggleModuleRequest) *api.ToggleModule {
 // min_version stays null in the response: the service then uses 1.2, and echoing null keeps
 // what the caller sent and what it reads back the same.
 func TLSTermination(req *api.TLSTerminationModuleRequest, edge string) (*api.TLSTerminationModule, error) {
+	if edge != "https" && edge != "tls" {
+		return nil, fmt.Errorf("rules: tls_termination on an unknown edge kind %q", edge)
+	}
 	out := &api.TLSTerminationModule{Enabled: enabled(req.Enabled), TerminateAt: "edge"}
 	switch {
 	case edge == "https" && req.TerminateAt != nil:

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
@@ -69,6 +70,9 @@ func TestTLSTermination(t *testing.T) {
 	} {
 		got, err := TLSTermination(&tt.req, tt.edge)
 		want(t, tt.name, got, err, tt.code, tt.fld, tt.out)
+	}
+	if _, err := TLSTermination(&api.TLSTerminationModuleRequest{}, "tcp"); err == nil || code(err) != "" {
+		t.Errorf("tcp edge: %v, want a programming error", err)
 	}
 }
 
@@ -254,6 +258,22 @@ func TestHostport(t *testing.T) {
 		host, port, err := Hostport(tt.in)
 		if code(err) != tt.code || host != tt.host || port != tt.port {
 			t.Errorf("Hostport(%q) = %q, %d, %v; want %q, %d, %q", tt.in, host, port, err, tt.host, tt.port, tt.code)
+		}
+	}
+}
+
+// Every message repeats a caller's value clipped (Quote), however long the value.
+func TestModuleMessagesClipped(t *testing.T) {
+	huge := strings.Repeat("x", 10000)
+	_, err1 := Headers(&api.HeadersModuleRequest{Add: map[string]string{huge + " ": "v"}})
+	_, err2 := UserAgentFilter(&api.UserAgentFilterModuleRequest{Allow: []string{"(" + huge}})
+	_, err3 := WebhookVerification(&api.WebhookVerificationModuleRequest{Provider: &huge})
+	_, _, err4 := Hostport(huge)
+	_, err5 := TLSTermination(&api.TLSTerminationModuleRequest{MinVersion: &huge}, "tls")
+	_, err6 := OAuth(&api.OAuthModuleRequest{Provider: &api.OAuthProviderRequest{GitHub: &api.OAuthGitHubRequest{Teams: []string{huge[:200]}}}})
+	for i, err := range []error{err1, err2, err3, RouteMatch(huge, "/"), RouteMatch("exact_path", huge[:500]+" "), err4, err5, err6} {
+		if err == nil || len(err.Error()) > 1500 {
+			t.Errorf("case %d: %d bytes: %.200v", i+1, len(fmt.Sprint(err)), err)
 		}
 	}
 }

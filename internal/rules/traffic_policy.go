@@ -2,7 +2,9 @@ package rules
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -49,6 +51,29 @@ var PolicyVariables = map[string][]string{
 	PhaseHTTPResponse: {"conn", "endpoint", "time", "vars", "req", "res"},
 }
 
+// policyMacros declare the helper functions of the public traffic policy language that
+// policies commonly use, so that such a policy compiles; they are never evaluated here.
+func policyMacros() []cel.EnvOption {
+	str, strs := cel.StringType, cel.ListType(cel.StringType)
+	decl := func(name string, args []*cel.Type, result *cel.Type) cel.EnvOption {
+		return cel.Function(name, cel.Overload(name+"_"+fmt.Sprint(len(args)), args, result))
+	}
+	return []cel.EnvOption{
+		decl("inCidrRange", []*cel.Type{str, str}, cel.BoolType),
+		decl("inCidrRanges", []*cel.Type{str, strs}, cel.BoolType),
+		decl("hasReqHeader", []*cel.Type{str}, cel.BoolType),
+		decl("getReqHeader", []*cel.Type{str}, strs),
+		decl("hasResHeader", []*cel.Type{str}, cel.BoolType),
+		decl("getResHeader", []*cel.Type{str}, strs),
+		decl("hasQueryParam", []*cel.Type{str}, cel.BoolType),
+		decl("getQueryParam", []*cel.Type{str}, strs),
+		decl("hasReqCookie", []*cel.Type{str}, cel.BoolType),
+		decl("getReqCookie", []*cel.Type{str}, cel.DynType),
+		decl("hasResCookie", []*cel.Type{str}, cel.BoolType),
+		decl("getResCookie", []*cel.Type{str}, cel.DynType),
+	}
+}
+
 // policyPhases are the phases each owner accepts.
 var policyPhases = map[string][]string{
 	PolicyOwnerTCPEdge:    {PhaseTCPConnect},
@@ -67,7 +92,7 @@ func policyEnv(phase string) (*cel.Env, error) {
 	policyEnvsOnce.Do(func() {
 		policyEnvs = map[string]*cel.Env{}
 		for p, vars := range PolicyVariables {
-			opts := []cel.EnvOption{ext.Strings(), ext.Encoders(), ext.Math(), ext.Lists(), ext.Sets()}
+			opts := append([]cel.EnvOption{ext.Strings(), ext.Encoders(), ext.Math(), ext.Lists(), ext.Sets()}, policyMacros()...)
 			for _, v := range vars {
 				opts = append(opts, cel.Variable(v, cel.MapType(cel.StringType, cel.DynType)))
 			}
@@ -168,8 +193,16 @@ func parsePolicy(value string) (any, error) {
 		err := json.Unmarshal([]byte(value), &doc)
 		return doc, err
 	}
-	if err := yaml.Unmarshal([]byte(value), &doc); err != nil {
+	dec := yaml.NewDecoder(strings.NewReader(value))
+	if err := dec.Decode(&doc); err == io.EOF {
+		return nil, errors.New("the document is empty")
+	} else if err != nil {
 		return nil, err
+	}
+	// A second document would be ignored silently; a policy is one document.
+	var more any
+	if err := dec.Decode(&more); err != io.EOF {
+		return nil, errors.New("a policy is a single YAML document")
 	}
 	return doc, nil
 }

@@ -1,21 +1,109 @@
 package rules
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 )
 
-func TestTrafficPolicyBasics(t *testing.T) {
-	yamlDoc := "on_http_request:\n  - name: block bots\n    expressions:\n      - \"req.headers['user-agent'][0].contains('bot')\"\n    actions:\n      - type: deny\n"
-	got, err := TrafficPolicy(&api.TrafficPolicyModuleRequest{Value: &yamlDoc}, PolicyOwnerHTTPSRoute)
-	want(t, "yaml route", got, err, "", "", &api.TrafficPolicyModule{Enabled: true, Value: yamlDoc})
-	jsonDoc := `{"on_tcp_connect":[{"expressions":["conn.client_ip == '1.2.3.4'"],"actions":[{"type":"deny"}]}]}`
-	got, err = TrafficPolicy(&api.TrafficPolicyModuleRequest{Value: &jsonDoc}, PolicyOwnerTCPEdge)
-	want(t, "json tcp", got, err, "", "", &api.TrafficPolicyModule{Enabled: true, Value: jsonDoc})
-	_, err = TrafficPolicy(&api.TrafficPolicyModuleRequest{Value: &jsonDoc}, PolicyOwnerHTTPSRoute)
-	want(t, "tcp phase on route", (*api.TrafficPolicyModule)(nil), err, "ERR_2248", "value", nil)
-	bad := "on_http_request: [{expressions: ['req.'], actions: [{type: deny}]}]"
-	_, err = TrafficPolicy(&api.TrafficPolicyModuleRequest{Value: &bad}, PolicyOwnerHTTPSRoute)
-	want(t, "bad CEL", (*api.TrafficPolicyModule)(nil), err, "ERR_2236", "value", nil)
+func TestTrafficPolicy(t *testing.T) {
+	const routeYAML = `# comments and YAML layout are kept as sent
+on_http_request:
+  - name: block bots
+    expressions:
+      - "req.headers['user-agent'][0].contains('bot')"
+      - "!inCidrRange(conn.client_ip, '10.0.0.0/8')"
+    actions:
+      - type: deny
+        config:
+          status_code: 403
+  - actions: [{type: log}]
+on_http_response:
+  - expressions: ["res.status_code >= 500 && req.url.path.startsWith('/api')"]
+    actions:
+      - type: custom-response
+        config: {status_code: 503, content: "down"}
+`
+	const tcpJSON = `{"on_tcp_connect":[{"name":"office only","expressions":["!inCidrRanges(conn.client_ip, ['192.0.2.0/24'])"],"actions":[{"type":"deny"}]}]}`
+	rules := func(n int) string {
+		var b strings.Builder
+		b.WriteString("on_http_request:\n")
+		for range n {
+			b.WriteString("  - actions: [{type: log}]\n")
+		}
+		return b.String()
+	}
+	for _, tt := range []struct {
+		name, value, owner string
+		enabled            *bool
+		code               string
+		msg                string // a part of the message
+	}{
+		{"route yaml", routeYAML, PolicyOwnerHTTPSRoute, nil, "", ""},
+		{"route disabled", routeYAML, PolicyOwnerHTTPSRoute, ptr(false), "", ""},
+		{"tcp json", tcpJSON, PolicyOwnerTCPEdge, nil, "", ""},
+		{"tls json", tcpJSON, PolicyOwnerTLSEdge, nil, "", ""},
+		{"empty phases", `{}`, PolicyOwnerTLSEdge, nil, "", ""},
+		{"null phase", "on_tcp_connect:\n", PolicyOwnerTCPEdge, nil, "", ""},
+		{"rule without expressions", `{"on_tcp_connect":[{"actions":[{"type":"deny"}]}]}`, PolicyOwnerTCPEdge, nil, "", ""},
+		{"base64 macro", `{"on_http_request":[{"expressions":["base64.decode(getReqHeader('x-a')[0]) == b'x'"],"actions":[{"type":"deny"}]}]}`, PolicyOwnerHTTPSRoute, nil, "", ""},
+		{"rule cap", rules(MaxTrafficPolicyRules), PolicyOwnerHTTPSRoute, nil, "", ""},
+
+		{"missing", "", PolicyOwnerTCPEdge, nil, "ERR_2236", "required"},
+		{"blank", " \n", PolicyOwnerTCPEdge, nil, "ERR_2236", "required"},
+		{"comment only", "# nothing", PolicyOwnerTCPEdge, nil, "ERR_2236", "empty"},
+		{"not yaml", "on_tcp_connect: [", PolicyOwnerTCPEdge, nil, "ERR_2236", "does not parse"},
+		{"two documents", "on_tcp_connect: []\n---\non_tcp_connect: []\n", PolicyOwnerTCPEdge, nil, "ERR_2236", "single YAML document"},
+		{"scalar", `"deny"`, PolicyOwnerTCPEdge, nil, "ERR_2236", "mapping from phase names"},
+		{"list", `[]`, PolicyOwnerTCPEdge, nil, "ERR_2236", "mapping from phase names"},
+		{"too large", `{"on_tcp_connect":[]}` + strings.Repeat(" ", MaxTrafficPolicyBytes), PolicyOwnerTCPEdge, nil, "ERR_2236", "maximum"},
+		{"legacy inbound", `{"inbound":[]}`, PolicyOwnerHTTPSRoute, nil, "ERR_2236", `unknown phase "inbound"`},
+		{"tcp phase on route", tcpJSON, PolicyOwnerHTTPSRoute, nil, "ERR_2248", "on_tcp_connect is not allowed"},
+		{"http phase on tcp edge", routeYAML, PolicyOwnerTCPEdge, nil, "ERR_2248", "on_http_request is not allowed"},
+		{"http response phase on tls edge", `{"on_http_response":[]}`, PolicyOwnerTLSEdge, nil, "ERR_2248", "on_http_response"},
+		{"phase not a list", `{"on_tcp_connect":{"actions":[]}}`, PolicyOwnerTCPEdge, nil, "ERR_2236", "must be a list of rules"},
+		{"rule not a mapping", `{"on_tcp_connect":["deny"]}`, PolicyOwnerTCPEdge, nil, "ERR_2236", "on_tcp_connect rule 1 must be a mapping"},
+		{"name not a string", `{"on_tcp_connect":[{"name":1,"actions":[{"type":"deny"}]}]}`, PolicyOwnerTCPEdge, nil, "ERR_2236", "name must be a string"},
+		{"unknown rule member", `{"on_tcp_connect":[{"name":"r","expresions":["true"],"actions":[{"type":"deny"}]}]}`, PolicyOwnerTCPEdge, nil, "ERR_2236", `rule 1 ("r") has an unknown member "expresions"`},
+		{"expressions not a list", `{"on_tcp_connect":[{"expressions":"true","actions":[{"type":"deny"}]}]}`, PolicyOwnerTCPEdge, nil, "ERR_2236", "expressions must be a list"},
+		{"expression not a string", `{"on_tcp_connect":[{"expressions":[true],"actions":[{"type":"deny"}]}]}`, PolicyOwnerTCPEdge, nil, "ERR_2236", "expression 1 must be a string"},
+		{"CEL syntax", "on_http_request:\n  - actions: [{type: log}]\n  - name: second\n    expressions: ['true', 'req.']\n    actions: [{type: deny}]\n", PolicyOwnerHTTPSRoute, nil, "ERR_2236", `on_http_request rule 2 ("second"): expression 2 "req." does not compile`},
+		{"CEL undeclared", `{"on_http_request":[{"expressions":["request.path == '/'"],"actions":[{"type":"deny"}]}]}`, PolicyOwnerHTTPSRoute, nil, "ERR_2236", "undeclared reference to 'request'"},
+		{"res in request phase", `{"on_http_request":[{"expressions":["res.status_code == 200"],"actions":[{"type":"deny"}]}]}`, PolicyOwnerHTTPSRoute, nil, "ERR_2236", "on_http_request rule 1"},
+		{"req on tcp", `{"on_tcp_connect":[{"expressions":["req.url.path == '/'"],"actions":[{"type":"deny"}]}]}`, PolicyOwnerTCPEdge, nil, "ERR_2236", "undeclared reference to 'req'"},
+		{"CEL not bool", `{"on_tcp_connect":[{"expressions":["1 + 1"],"actions":[{"type":"deny"}]}]}`, PolicyOwnerTCPEdge, nil, "ERR_2236", "must evaluate to a bool, not int"},
+		{"no actions", `{"on_tcp_connect":[{"expressions":["true"]}]}`, PolicyOwnerTCPEdge, nil, "ERR_2236", "at least one action"},
+		{"empty actions", `{"on_tcp_connect":[{"actions":[]}]}`, PolicyOwnerTCPEdge, nil, "ERR_2236", "at least one action"},
+		{"action without type", `{"on_tcp_connect":[{"actions":[{"config":{}}]}]}`, PolicyOwnerTCPEdge, nil, "ERR_2236", "action 1 must be a mapping with a type"},
+		{"action not a mapping", `{"on_tcp_connect":[{"actions":["deny"]}]}`, PolicyOwnerTCPEdge, nil, "ERR_2236", "action 1 must be a mapping with a type"},
+		{"unknown action member", `{"on_tcp_connect":[{"actions":[{"type":"deny","conifg":{}}]}]}`, PolicyOwnerTCPEdge, nil, "ERR_2236", `unknown member "conifg"`},
+		{"too many rules", rules(MaxTrafficPolicyRules + 1), PolicyOwnerHTTPSRoute, nil, "ERR_7195", "at most"},
+	} {
+		value := tt.value
+		got, err := TrafficPolicy(&api.TrafficPolicyModuleRequest{Enabled: tt.enabled, Value: &value}, tt.owner)
+		var out *api.TrafficPolicyModule
+		if tt.code == "" {
+			out = &api.TrafficPolicyModule{Enabled: tt.enabled == nil || *tt.enabled, Value: tt.value}
+		}
+		want(t, tt.name, got, err, tt.code, "value", out)
+		if err != nil && !strings.Contains(err.Error(), tt.msg) {
+			t.Errorf("%s: message %q does not say %q", tt.name, err, tt.msg)
+		}
+		if err != nil && len(err.Error()) > 600 {
+			t.Errorf("%s: message is %d bytes long", tt.name, len(err.Error()))
+		}
+	}
+	if _, err := TrafficPolicy(&api.TrafficPolicyModuleRequest{}, PolicyOwnerTCPEdge); code(err) != "ERR_2236" {
+		t.Errorf("null value: %v, want ERR_2236", err)
+	}
+	if _, err := TrafficPolicy(&api.TrafficPolicyModuleRequest{Value: ptr("{}")}, "https_edge"); err == nil || code(err) != "" {
+		t.Errorf("unknown owner: %v, want a programming error", err)
+	}
+	// A huge expression is clipped in the message.
+	long := fmt.Sprintf(`{"on_tcp_connect":[{"expressions":["%s +"],"actions":[{"type":"deny"}]}]}`, strings.Repeat("a", 5000))
+	if _, err := TrafficPolicy(&api.TrafficPolicyModuleRequest{Value: &long}, PolicyOwnerTCPEdge); code(err) != "ERR_2236" || len(err.Error()) > 600 {
+		t.Errorf("long expression: %v", err)
+	}
 }
