@@ -24,101 +24,111 @@ const (
 
 var edgeText = rules.TextCodes{Description: "ERR_7073", Metadata: "ERR_7074"}
 
-var httpsEdges = &family[api.HTTPSEdge, *api.HTTPSEdge, api.HTTPSEdgeCreate, api.HTTPSEdgeCreate]{
-	kind: kindHTTPSEdge,
-	def:  api.HTTPSEdges,
-	create: func(c *call, tx store.Tx, in *api.HTTPSEdgeCreate, e *api.HTTPSEdge) (any, error) {
-		return nil, setEdge(in.Description, in.Metadata, in.Hostports, &e.Description, &e.Metadata, &e.Hostports)
+var httpsEdges = edgeFamily(kindHTTPSEdge, api.HTTPSEdges, "https",
+	func(in *api.HTTPSEdgeCreate, e *api.HTTPSEdge) edgeMembers {
+		return edgeMembers{in.Description, in.Metadata, in.Hostports, &e.Description, &e.Metadata, &e.Hostports}
 	},
-	update: func(c *call, tx store.Tx, in *api.HTTPSEdgeCreate, e *api.HTTPSEdge) error {
-		return setEdge(in.Description, in.Metadata, in.Hostports, &e.Description, &e.Metadata, &e.Hostports)
-	},
-	modules: []module[*api.HTTPSEdge]{
-		mutualTLSModule(func(e *api.HTTPSEdge) **api.MutualTLSModule { return &e.MutualTLS }),
-		tlsTerminationModule("https", func(e *api.HTTPSEdge) **api.TLSTerminationModule { return &e.TLSTermination }),
-	},
-	check: func(w *write[*api.HTTPSEdge]) error {
-		return checkHostports(w.c, w.tx, "https", w.obj.Hostports, &w.refs)
-	},
-	unique:    func(_ string, e *api.HTTPSEdge) []string { return hostportKeys(e.Hostports) },
-	duplicate: hostportTaken,
-	// An HTTPS edge shows its routes in creation order; they are stored on their own.
-	expand: func(c *call, tx store.Tx, e *api.HTTPSEdge) error {
-		objs, err := tx.List(c.r.Context(), store.ListQuery{Kind: kindHTTPSEdgeRoute, AccountID: c.who.accountID, ParentID: e.ID})
-		if err != nil {
-			return err
-		}
-		slices.Reverse(objs)
-		e.Routes = make([]api.HTTPSEdgeRoute, len(objs))
-		for i, o := range objs {
-			route, err := httpsEdgeRoutes.decode(o)
+	&family[api.HTTPSEdge, *api.HTTPSEdge, api.HTTPSEdgeCreate, api.HTTPSEdgeCreate]{
+		modules: []module[*api.HTTPSEdge]{
+			mutualTLSModule(func(e *api.HTTPSEdge) **api.MutualTLSModule { return &e.MutualTLS }),
+			tlsTerminationModule("https", func(e *api.HTTPSEdge) **api.TLSTerminationModule { return &e.TLSTermination }),
+		},
+		// An HTTPS edge shows its routes in creation order; they are stored on their own.
+		expand: func(c *call, tx store.Tx, e *api.HTTPSEdge) error {
+			objs, err := tx.List(c.r.Context(), store.ListQuery{Kind: kindHTTPSEdgeRoute, AccountID: c.who.accountID, ParentID: e.ID})
 			if err != nil {
 				return err
 			}
-			e.Routes[i] = *httpsEdgeRoutes.rendered(c, route, e.ID)
-		}
-		return nil
-	},
-}
+			slices.Reverse(objs)
+			e.Routes = make([]api.HTTPSEdgeRoute, len(objs))
+			for i, o := range objs {
+				route, err := httpsEdgeRoutes.decode(o)
+				if err != nil {
+					return err
+				}
+				e.Routes[i] = *httpsEdgeRoutes.rendered(c, route, e.ID)
+			}
+			return nil
+		},
+	})
 
-var tcpEdges = &family[api.TCPEdge, *api.TCPEdge, api.TCPEdgeCreate, api.TCPEdgeCreate]{
-	kind: kindTCPEdge,
-	def:  api.TCPEdges,
-	create: func(c *call, tx store.Tx, in *api.TCPEdgeCreate, e *api.TCPEdge) (any, error) {
-		return nil, setEdge(in.Description, in.Metadata, in.Hostports, &e.Description, &e.Metadata, &e.Hostports)
+var tcpEdges = edgeFamily(kindTCPEdge, api.TCPEdges, "tcp",
+	func(in *api.TCPEdgeCreate, e *api.TCPEdge) edgeMembers {
+		return edgeMembers{in.Description, in.Metadata, in.Hostports, &e.Description, &e.Metadata, &e.Hostports}
 	},
-	update: func(c *call, tx store.Tx, in *api.TCPEdgeCreate, e *api.TCPEdge) error {
-		return setEdge(in.Description, in.Metadata, in.Hostports, &e.Description, &e.Metadata, &e.Hostports)
-	},
-	modules: []module[*api.TCPEdge]{
-		backendModule(func(e *api.TCPEdge) **api.BackendModule { return &e.Backend }),
-		ipRestrictionModule(func(e *api.TCPEdge) **api.IPRestrictionModule { return &e.IPRestriction }),
-		trafficPolicyModule(rules.PolicyOwnerTCPEdge, func(e *api.TCPEdge) **api.TrafficPolicyModule { return &e.TrafficPolicy }),
-	},
-	check:     func(w *write[*api.TCPEdge]) error { return checkHostports(w.c, w.tx, "tcp", w.obj.Hostports, &w.refs) },
-	unique:    func(_ string, e *api.TCPEdge) []string { return hostportKeys(e.Hostports) },
-	duplicate: hostportTaken,
-}
+	&family[api.TCPEdge, *api.TCPEdge, api.TCPEdgeCreate, api.TCPEdgeCreate]{
+		modules: []module[*api.TCPEdge]{
+			backendModule(func(e *api.TCPEdge) **api.BackendModule { return &e.Backend }),
+			ipRestrictionModule(func(e *api.TCPEdge) **api.IPRestrictionModule { return &e.IPRestriction }),
+			trafficPolicyModule(rules.PolicyOwnerTCPEdge, func(e *api.TCPEdge) **api.TrafficPolicyModule { return &e.TrafficPolicy }),
+		},
+	})
 
-var tlsEdges = &family[api.TLSEdge, *api.TLSEdge, api.TLSEdgeCreate, api.TLSEdgeCreate]{
-	kind: kindTLSEdge,
-	def:  api.TLSEdges,
-	create: func(c *call, tx store.Tx, in *api.TLSEdgeCreate, e *api.TLSEdge) (any, error) {
-		return nil, setEdge(in.Description, in.Metadata, in.Hostports, &e.Description, &e.Metadata, &e.Hostports)
+var tlsEdges = edgeFamily(kindTLSEdge, api.TLSEdges, "tls",
+	func(in *api.TLSEdgeCreate, e *api.TLSEdge) edgeMembers {
+		return edgeMembers{in.Description, in.Metadata, in.Hostports, &e.Description, &e.Metadata, &e.Hostports}
 	},
-	update: func(c *call, tx store.Tx, in *api.TLSEdgeCreate, e *api.TLSEdge) error {
-		return setEdge(in.Description, in.Metadata, in.Hostports, &e.Description, &e.Metadata, &e.Hostports)
-	},
-	modules: []module[*api.TLSEdge]{
-		backendModule(func(e *api.TLSEdge) **api.BackendModule { return &e.Backend }),
-		ipRestrictionModule(func(e *api.TLSEdge) **api.IPRestrictionModule { return &e.IPRestriction }),
-		mutualTLSModule(func(e *api.TLSEdge) **api.MutualTLSModule { return &e.MutualTLS }),
-		tlsTerminationModule("tls", func(e *api.TLSEdge) **api.TLSTerminationModule { return &e.TLSTermination }),
-		trafficPolicyModule(rules.PolicyOwnerTLSEdge, func(e *api.TLSEdge) **api.TrafficPolicyModule { return &e.TrafficPolicy }),
-	},
-	check: func(w *write[*api.TLSEdge]) error {
-		e := w.obj
+	&family[api.TLSEdge, *api.TLSEdge, api.TLSEdgeCreate, api.TLSEdgeCreate]{
+		modules: []module[*api.TLSEdge]{
+			backendModule(func(e *api.TLSEdge) **api.BackendModule { return &e.Backend }),
+			ipRestrictionModule(func(e *api.TLSEdge) **api.IPRestrictionModule { return &e.IPRestriction }),
+			mutualTLSModule(func(e *api.TLSEdge) **api.MutualTLSModule { return &e.MutualTLS }),
+			tlsTerminationModule("tls", func(e *api.TLSEdge) **api.TLSTerminationModule { return &e.TLSTermination }),
+			trafficPolicyModule(rules.PolicyOwnerTLSEdge, func(e *api.TLSEdge) **api.TrafficPolicyModule { return &e.TrafficPolicy }),
+		},
 		// Mutual TLS needs the decrypted stream (details.md §8.2).
-		if e.TLSTermination != nil && e.TLSTermination.TerminateAt == "upstream" && e.MutualTLS != nil {
-			return withDetail(badRequest("ERR_7062", "These modules need TLS terminated at the edge, but tls_termination.terminate_at is 'upstream': mutual_tls."), "param", "mutual_tls")
+		check: func(w *write[*api.TLSEdge]) error {
+			if t := w.obj.TLSTermination; t != nil && t.TerminateAt == "upstream" && w.obj.MutualTLS != nil {
+				return withDetail(badRequest("ERR_7062", "These modules need TLS terminated at the edge, but tls_termination.terminate_at is 'upstream': mutual_tls."), "param", "mutual_tls")
+			}
+			return nil
+		},
+	})
+
+// edgeMembers points at the members every edge kind shares: as given in a create or PATCH
+// body, and in the edge.
+type edgeMembers struct {
+	description, metadata       *string
+	hostports                   []string
+	dstDescription, dstMetadata *string
+	dstHostports                *[]string
+}
+
+// edgeFamily fills in what every edge kind shares: create and PATCH apply the shared members
+// (setEdge), the check adds checkHostports after the kind's own, and the hostports are the
+// edge's unique keys.
+func edgeFamily[T any, P interface {
+	*T
+	api.Object
+}, C any](kind string, def *api.Family, edge string, members func(in *C, e P) edgeMembers, f *family[T, P, C, C]) *family[T, P, C, C] {
+	f.kind, f.def = kind, def
+	f.create = func(c *call, tx store.Tx, in *C, e P) (any, error) { return nil, setEdge(members(in, e)) }
+	f.update = func(c *call, tx store.Tx, in *C, e P) error { return setEdge(members(in, e)) }
+	own := f.check
+	f.check = func(w *write[P]) error {
+		if own != nil {
+			if err := own(w); err != nil {
+				return err
+			}
 		}
-		return checkHostports(w.c, w.tx, "tls", e.Hostports, &w.refs)
-	},
-	unique:    func(_ string, e *api.TLSEdge) []string { return hostportKeys(e.Hostports) },
-	duplicate: hostportTaken,
+		return checkHostports(w.c, w.tx, edge, *members(new(C), w.obj).dstHostports, &w.refs)
+	}
+	f.unique = func(_ string, e P) []string { return hostportKeys(*members(new(C), e).dstHostports) }
+	f.duplicate = hostportTaken
+	return f
 }
 
 // setEdge applies the members every edge kind shares: description, metadata and hostports
 // (checked in form here; what they name is checked by checkHostports).
-func setEdge(description, metadata *string, hostports []string, dstDescription, dstMetadata *string, dst *[]string) error {
-	if err := setText(edgeText, description, metadata, dstDescription, dstMetadata); err != nil {
+func setEdge(m edgeMembers) error {
+	if err := setText(edgeText, m.description, m.metadata, m.dstDescription, m.dstMetadata); err != nil {
 		return err
 	}
-	if hostports == nil {
+	if m.hostports == nil {
 		return nil
 	}
-	out := make([]string, len(hostports))
-	for i, hp := range hostports {
+	out := make([]string, len(m.hostports))
+	for i, hp := range m.hostports {
 		host, port, err := rules.Hostport(hp)
 		if err != nil {
 			return err
@@ -128,7 +138,7 @@ func setEdge(description, metadata *string, hostports []string, dstDescription, 
 			return withDetail(badRequest("ERR_215", "The hostport %s is listed more than once.", rules.Quote(hp)), "param", "hostports")
 		}
 	}
-	*dst = out
+	*m.dstHostports = out
 	return nil
 }
 

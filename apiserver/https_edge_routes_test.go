@@ -1,12 +1,16 @@
 package apiserver_test
 
 import (
+	"context"
 	"crypto/x509"
 	"encoding/pem"
 	"strings"
+	"sync"
 	"testing"
 
 	"go.uber.org/zap/zapcore"
+
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 )
 
 func TestRouteShapes(t *testing.T) {
@@ -166,4 +170,35 @@ func TestRouteCascade(t *testing.T) {
 	equal(t, "route gone", c.req("GET", routes+"/"+id, nil).status, 404)
 	c.ok(204, "DELETE", "/backends/static/"+f.backend, nil)
 	c.ok(204, "DELETE", "/reserved_domains/"+f.domainID, nil)
+}
+
+// TestRouteParentRace races deleting an edge against creating a route under it; afterwards
+// no stored route outlives its edge.
+func TestRouteParentRace(t *testing.T) {
+	c := newTC(t)
+	for range 20 {
+		edge := str(c.ok(201, "POST", "/edges/https", nil)["id"])
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() { defer wg.Done(); c.req("DELETE", "/edges/https/"+edge, nil) }()
+		go func() {
+			defer wg.Done()
+			c.req("POST", "/edges/https/"+edge+"/routes", map[string]any{"match_type": "path_prefix", "match": "/"})
+		}()
+		wg.Wait()
+	}
+	listed := 0
+	for _, e := range c.ok(200, "GET", "/edges/https", nil)["https_edges"].([]any) {
+		listed += len(e.(map[string]any)["routes"].([]any))
+	}
+	ctx := context.Background()
+	var stored int
+	err := c.srv.Store.Read(ctx, func(tx store.Tx) (err error) {
+		stored, err = tx.Count(ctx, "https_edge_route", c.srv.AccountID)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "stored routes are the routes of existing edges", stored, listed)
 }
