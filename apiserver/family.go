@@ -105,7 +105,7 @@ func (f *family[T, P, C, U]) handleCreate(c *call) error {
 	obj := P(new(T))
 	id, createdAt := ids.New(f.def.Prefix), api.FormatTime(c.s.opts.Now())
 	var token, parentID string
-	err = c.s.opts.Store.Write(c.r.Context(), func(tx store.Tx) error {
+	err = c.s.opts.Store.Write(c.r.Context(), func(tx store.Tx) (err error) {
 		if parentID, err = f.loadParent(c, tx); err != nil {
 			return err
 		}
@@ -164,7 +164,7 @@ func (f *family[T, P, C, U]) handleList(c *call) error {
 	var items []json.RawMessage
 	var lastID, parentID string
 	var more bool
-	err = c.s.opts.Store.Read(c.r.Context(), func(tx store.Tx) error {
+	err = c.s.opts.Store.Read(c.r.Context(), func(tx store.Tx) (err error) {
 		if parentID, err = f.loadParent(c, tx); err != nil {
 			return err
 		}
