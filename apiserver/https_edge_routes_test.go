@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/pem"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -201,4 +203,27 @@ func TestRouteParentRace(t *testing.T) {
 		t.Fatal(err)
 	}
 	equal(t, "stored routes are the routes of existing edges", stored, listed)
+}
+
+// TestAuthRouteRace creates routes with OIDC on one edge concurrently: one succeeds, the
+// others are ERR_7155.
+func TestAuthRouteRace(t *testing.T) {
+	c := newTC(t)
+	edge := str(c.ok(201, "POST", "/edges/https", nil)["id"])
+	var wg sync.WaitGroup
+	statuses := make([]int, 6)
+	for i := range statuses {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			statuses[i] = c.req("POST", "/edges/https/"+edge+"/routes", map[string]any{
+				"match_type": "path_prefix", "match": "/" + strconv.Itoa(i),
+				"oidc": map[string]any{"issuer": "https://idp.example.com", "client_id": "a", "client_secret": "b"},
+			}).status
+		}()
+	}
+	wg.Wait()
+	slices.Sort(statuses)
+	equal(t, "one created, the others refused", statuses, []int{201, 400, 400, 400, 400, 400})
+	equal(t, "routes with auth", len(c.ok(200, "GET", "/edges/https/"+edge, nil)["routes"].([]any)), 1)
 }
