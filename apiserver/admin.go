@@ -196,7 +196,7 @@ func (s *Server) insertGrant(ctx context.Context, tx store.Tx, accountID, email,
 	if err := insertDoc(ctx, tx, keyObj, key); err != nil {
 		return user, key, err
 	}
-	key.URI = s.opts.BaseURL + apiKeys.path + "/" + keyID
+	key.URI = s.opts.BaseURL + apiKeys.def.Path + "/" + keyID
 	key.SetToken(token)
 	return user, key, nil
 }

@@ -4,16 +4,13 @@ import (
 	"github.com/warrenhq/terraform-provider-warren/apiserver/filter"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
-	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
 
 // apiKeys is /api_keys (details.md §6.1). The token is minted by the generic create.
 var apiKeys = &family[api.APIKey, *api.APIKey, api.APIKeyCreate, api.APIKeyUpdate]{
 	kind:   kindAPIKey,
-	path:   "/api_keys",
-	prefix: ids.APIKey,
-	member: "keys",
+	def:    api.APIKeys,
 	filter: withFields(textFields, filter.Fields{"owner_id": filter.String}),
 	token:  true,
 	create: func(c *call, tx store.Tx, in *api.APIKeyCreate, key *api.APIKey) (any, error) {

@@ -21,15 +21,15 @@ var backendPrefixes = []string{ids.FailoverBackend, ids.HTTPResponseBackend, ids
 func backendFamily[T any, P interface {
 	*T
 	api.Object
-}, C any](kind, path, prefix string, f *family[T, P, C, C]) *family[T, P, C, C] {
-	f.kind, f.path, f.prefix, f.member = kind, path, prefix, "backends"
+}, C any](kind string, def *api.Family, f *family[T, P, C, C]) *family[T, P, C, C] {
+	f.kind, f.def = kind, def
 	f.inUse = func(c *call, obj P, referrers []*store.Object) error {
 		return stillReferenced("ERR_6502", "The backend "+obj.Base().ID, referrers)
 	}
 	return f
 }
 
-var failoverBackends = backendFamily("backend_failover", "/backends/failover", ids.FailoverBackend, &family[api.FailoverBackend, *api.FailoverBackend, api.FailoverBackendCreate, api.FailoverBackendCreate]{
+var failoverBackends = backendFamily("backend_failover", api.FailoverBackends, &family[api.FailoverBackend, *api.FailoverBackend, api.FailoverBackendCreate, api.FailoverBackendCreate]{
 	create: func(c *call, tx store.Tx, in *api.FailoverBackendCreate, b *api.FailoverBackend) (any, error) {
 		b.Backends = []string{}
 		return nil, applyFailover(c, tx, in, b)
@@ -57,7 +57,7 @@ func applyFailover(c *call, tx store.Tx, in *api.FailoverBackendCreate, b *api.F
 	return nil
 }
 
-var weightedBackends = backendFamily("backend_weighted", "/backends/weighted", ids.WeightedBackend, &family[api.WeightedBackend, *api.WeightedBackend, api.WeightedBackendCreate, api.WeightedBackendCreate]{
+var weightedBackends = backendFamily("backend_weighted", api.WeightedBackends, &family[api.WeightedBackend, *api.WeightedBackend, api.WeightedBackendCreate, api.WeightedBackendCreate]{
 	create: func(c *call, tx store.Tx, in *api.WeightedBackendCreate, b *api.WeightedBackend) (any, error) {
 		b.Backends = map[string]int64{}
 		return nil, applyWeighted(c, tx, in, b)
@@ -85,7 +85,7 @@ func applyWeighted(c *call, tx store.Tx, in *api.WeightedBackendCreate, b *api.W
 	return nil
 }
 
-var httpResponseBackends = backendFamily("backend_http_response", "/backends/http_response", ids.HTTPResponseBackend, &family[api.HTTPResponseBackend, *api.HTTPResponseBackend, api.HTTPResponseBackendCreate, api.HTTPResponseBackendCreate]{
+var httpResponseBackends = backendFamily("backend_http_response", api.HTTPResponseBackends, &family[api.HTTPResponseBackend, *api.HTTPResponseBackend, api.HTTPResponseBackendCreate, api.HTTPResponseBackendCreate]{
 	create: func(c *call, tx store.Tx, in *api.HTTPResponseBackendCreate, b *api.HTTPResponseBackend) (any, error) {
 		b.StatusCode, b.Headers = rules.DefaultStatusCode, map[string]string{}
 		return nil, applyHTTPResponse(in, b)
@@ -122,7 +122,7 @@ func applyHTTPResponse(in *api.HTTPResponseBackendCreate, b *api.HTTPResponseBac
 	return nil
 }
 
-var staticBackends = backendFamily("backend_static", "/backends/static", ids.StaticBackend, &family[api.StaticBackend, *api.StaticBackend, api.StaticBackendCreate, api.StaticBackendCreate]{
+var staticBackends = backendFamily("backend_static", api.StaticBackends, &family[api.StaticBackend, *api.StaticBackend, api.StaticBackendCreate, api.StaticBackendCreate]{
 	create: func(c *call, tx store.Tx, in *api.StaticBackendCreate, b *api.StaticBackend) (any, error) {
 		if in.Address == nil {
 			return nil, withDetail(badRequest("ERR_6505", "The address is required: host:port."), "param", "address")
@@ -150,7 +150,7 @@ func applyStatic(in *api.StaticBackendCreate, b *api.StaticBackend) error {
 	return nil
 }
 
-var tunnelGroupBackends = backendFamily("backend_tunnel_group", "/backends/tunnel_group", ids.TunnelGroupBackend, &family[api.TunnelGroupBackend, *api.TunnelGroupBackend, api.TunnelGroupBackendCreate, api.TunnelGroupBackendCreate]{
+var tunnelGroupBackends = backendFamily("backend_tunnel_group", api.TunnelGroupBackends, &family[api.TunnelGroupBackend, *api.TunnelGroupBackend, api.TunnelGroupBackendCreate, api.TunnelGroupBackendCreate]{
 	create: func(c *call, tx store.Tx, in *api.TunnelGroupBackendCreate, b *api.TunnelGroupBackend) (any, error) {
 		b.Labels = map[string]string{}
 		return nil, applyTunnelGroup(in, b)
@@ -176,21 +176,30 @@ func applyTunnelGroup(in *api.TunnelGroupBackendCreate, b *api.TunnelGroupBacken
 	return nil
 }
 
-// requireBackends checks the children of a weighted or failover backend: each a backend ID
-// (ERR_6526) of an existing backend of the account (ERR_6501), never the backend itself.
+// requireBackends checks the children of a weighted or failover backend: each a backend of
+// the account (requireBackend), never the backend itself.
 func requireBackends(c *call, tx store.Tx, self string, children []string) error {
 	for _, id := range children {
-		if !slices.Contains(backendPrefixes, prefixOf(id)) {
-			return withDetail(badRequest("ERR_6526", "%s is not a backend ID.", rules.Quote(id)), "param", "backends")
-		}
 		if id == self {
 			return withDetail(badRequest("ERR_215", "A backend cannot reference itself."), "param", "backends")
 		}
-		if _, err := c.lookup(tx, id, backendPrefixes...); isNotFound(err) {
-			return withDetail(badRequest("ERR_6501", "The backend %s does not exist.", rules.Quote(id)), "param", "backends")
-		} else if err != nil {
+		if err := requireBackend(c, tx, id, "backends"); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// requireBackend checks a backend reference: a backend ID (ERR_6526) of an existing backend
+// of the account (ERR_6501). param names the member in the error.
+func requireBackend(c *call, tx store.Tx, id, param string) error {
+	if !slices.Contains(backendPrefixes, prefixOf(id)) {
+		return withDetail(badRequest("ERR_6526", "%s is not a backend ID.", rules.Quote(id)), "param", param)
+	}
+	if _, err := c.lookup(tx, id, backendPrefixes...); isNotFound(err) {
+		return withDetail(badRequest("ERR_6501", "The backend %s does not exist.", rules.Quote(id)), "param", param)
+	} else if err != nil {
+		return err
 	}
 	return nil
 }

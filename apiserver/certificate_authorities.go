@@ -4,7 +4,6 @@ import (
 	"github.com/warrenhq/terraform-provider-warren/apiserver/filter"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
-	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
 
@@ -14,10 +13,8 @@ const kindCertificateAuthority = "certificate_authority"
 // certificate, referenced by mutual_tls modules. ca_pem is immutable: PATCH takes
 // description and metadata.
 var certificateAuthorities = &family[api.CertificateAuthority, *api.CertificateAuthority, api.CertificateAuthorityCreate, api.CertificateAuthorityUpdate]{
-	kind:   kindCertificateAuthority,
-	path:   "/certificate_authorities",
-	prefix: ids.CertificateAuthority,
-	member: "certificate_authorities",
+	kind: kindCertificateAuthority,
+	def:  api.CertificateAuthorities,
 	filter: withFields(textFields, filter.Fields{
 		"subject_common_name": filter.String,
 		"not_before":          filter.Timestamp,

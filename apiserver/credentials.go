@@ -4,16 +4,13 @@ import (
 	"github.com/warrenhq/terraform-provider-warren/apiserver/filter"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
-	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
 
 // credentials is /credentials, the tunnel authtokens (details.md §6.2).
 var credentials = &family[api.Credential, *api.Credential, api.CredentialCreate, api.CredentialUpdate]{
 	kind:            kindCredential,
-	path:            "/credentials",
-	prefix:          ids.Credential,
-	member:          "credentials",
+	def:             api.Credentials,
 	filter:          withFields(textFields, filter.Fields{"owner_id": filter.String, "acl": filter.StringList}),
 	token:           true,
 	emptyUpdateCode: "ERR_606",

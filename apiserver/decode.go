@@ -25,6 +25,15 @@ import (
 // It returns the raw members so callers can tell "given" from "omitted". A null member is
 // the same as an omitted one (nil pointer, slice or map).
 func (c *call) decodeBody(dst any) (map[string]jsontext.Value, error) {
+	raw, err := c.readBody()
+	if err != nil {
+		return nil, err
+	}
+	return decodeObject(raw, dst)
+}
+
+// readBody reads the request body; an empty body is {}.
+func (c *call) readBody() ([]byte, error) {
 	raw, err := io.ReadAll(c.r.Body)
 	if err != nil {
 		var tooBig *http.MaxBytesError
@@ -36,6 +45,11 @@ func (c *call) decodeBody(dst any) (map[string]jsontext.Value, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		raw = []byte("{}")
 	}
+	return raw, nil
+}
+
+// decodeObject decodes one JSON object strictly into dst, as decodeBody says.
+func decodeObject(raw []byte, dst any) (map[string]jsontext.Value, error) {
 	// v2 would decode null into a struct as "nothing given": only an object is a request.
 	if kind := jsontext.NewDecoder(bytes.NewReader(raw)).PeekKind(); kind != jsontext.KindBeginObject && kind != jsontext.KindInvalid {
 		return nil, badRequest("ERR_213", "The request body must be a JSON object, not %s.", kindName(kind))

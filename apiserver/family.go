@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -21,9 +22,7 @@ type family[T any, P interface {
 	api.Object
 }, C any, U any] struct {
 	kind   string        // store kind
-	path   string        // collection path, e.g. "/api_keys"
-	prefix string        // ID prefix of new objects
-	member string        // collection member of the list envelope
+	def    *api.Family   // path, list member and ID prefix (the table in internal/api)
 	filter filter.Fields // filterable fields; nil when the list takes no filter
 	// token: create mints a bearer token for the object, returns it once and stores its hash.
 	token bool
@@ -48,51 +47,90 @@ type family[T any, P interface {
 	inUse func(c *call, obj P, referrers []*store.Object) error
 	// render fills response-only members such as the uri of nested refs.
 	render func(c *call, obj P)
+	// check validates the whole object after a create, a PATCH or a module change, in the
+	// write transaction: rules across members and modules, and across siblings. It may add
+	// refs to w that the object's members alone do not name (e.g. the reserved domains of
+	// hostports).
+	check func(w *write[P]) error
+	// expand fills members that are read from other objects (an edge's routes) for a
+	// response, in the transaction that read or wrote obj; they are never stored.
+	expand func(c *call, tx store.Tx, obj P) error
+	// modules are the family's modules, each served at <path>/{id}/<name> (modules.go).
+	modules []module[P]
 	// routes registers the family's extra endpoints (sub-resources), if any.
-	routes func(s *Server, mux *http.ServeMux)
+	routes func(f *family[T, P, C, U], s *Server, mux *router)
 }
 
-// collection tells the route table which kind and path the family's IDs belong to.
+// collection tells the route table which kind and family the family's IDs belong to.
 func (f *family[T, P, C, U]) collection() collection {
-	return collection{prefix: f.prefix, kind: f.kind, path: f.path}
+	return collection{kind: f.kind, def: f.def}
 }
 
-// register adds the family's five endpoints to the route table.
-func (f *family[T, P, C, U]) register(s *Server, mux *http.ServeMux) {
-	mux.Handle("POST "+f.path, s.apiRoute(f.handleCreate))
-	mux.Handle("GET "+f.path, s.apiRoute(f.handleList))
-	mux.Handle("GET "+f.path+"/{id}", s.apiRoute(f.handleGet))
-	mux.Handle("PATCH "+f.path+"/{id}", s.apiRoute(f.handleUpdate))
-	mux.Handle("DELETE "+f.path+"/{id}", s.apiRoute(f.handleDelete))
-	if f.routes != nil {
-		f.routes(s, mux)
+// register adds the family's endpoints to the route table: POST and GET <path> (no GET for
+// families listed inside their parent), GET, PATCH and DELETE <path>/{id}, and PUT, GET and
+// DELETE <path>/{id}/<module> for each module.
+func (f *family[T, P, C, U]) register(s *Server, mux *router) {
+	mux.Handle("POST "+f.def.Path, s.apiRoute(f.handleCreate))
+	if !f.def.NoList {
+		mux.Handle("GET "+f.def.Path, s.apiRoute(f.handleList))
 	}
+	mux.Handle("GET "+f.def.Path+"/{id}", s.apiRoute(f.handleGet))
+	mux.Handle("PATCH "+f.def.Path+"/{id}", s.apiRoute(f.handleUpdate))
+	mux.Handle("DELETE "+f.def.Path+"/{id}", s.apiRoute(f.handleDelete))
+	for _, m := range f.modules {
+		f.registerModule(s, mux, m)
+	}
+	if f.routes != nil {
+		f.routes(f, s, mux)
+	}
+}
+
+// write is one object being created or changed in a write transaction, with what the
+// generic code keeps beside it: its parent's ID and its secret.
+type write[P any] struct {
+	c        *call
+	tx       store.Tx
+	obj      P
+	parentID string
+	secret   []byte
+	refs     []string // refs the check found, beside the family's and the modules'
 }
 
 func (f *family[T, P, C, U]) handleCreate(c *call) error {
 	var in C
-	if _, err := c.decodeBody(&in); err != nil {
+	members, err := c.decodeBody(&in)
+	if err != nil {
 		return err
 	}
 	obj := P(new(T))
-	meta := obj.Base()
-	meta.ID = ids.New(f.prefix)
-	meta.CreatedAt = api.FormatTime(c.s.opts.Now())
-	var token string
-	err := c.s.opts.Store.Write(c.r.Context(), func(tx store.Tx) error {
+	id, createdAt := ids.New(f.def.Prefix), api.FormatTime(c.s.opts.Now())
+	var token, parentID string
+	err = c.s.opts.Store.Write(c.r.Context(), func(tx store.Tx) (err error) {
+		if parentID, err = f.loadParent(c, tx); err != nil {
+			return err
+		}
+		// A retried transaction starts from a fresh object.
+		var zero T
+		*obj = zero
+		obj.Base().ID, obj.Base().CreatedAt = id, createdAt
 		secret, err := f.create(c, tx, &in, obj)
 		if err != nil {
 			return err
 		}
 		if f.token {
-			token = ids.NewToken(meta.ID)
+			token = ids.NewToken(id)
 			secret = tokenSecret{TokenHash: ids.HashToken(token)}
 		}
-		rec, err := f.record(c.who.accountID, obj, secret)
-		if err != nil {
+		w := &write[P]{c: c, tx: tx, obj: obj, parentID: parentID}
+		if secret != nil {
+			if w.secret, err = json.Marshal(secret); err != nil {
+				return err
+			}
+		}
+		if err := f.applyModules(w, members); err != nil {
 			return err
 		}
-		return f.storeErr(c, tx, tx.Insert(c.r.Context(), rec))
+		return f.store(w, tx.Insert)
 	})
 	if err != nil {
 		return err
@@ -100,41 +138,50 @@ func (f *family[T, P, C, U]) handleCreate(c *call) error {
 	if token != "" {
 		any(obj).(interface{ SetToken(string) }).SetToken(token)
 	}
-	return c.writeJSON(http.StatusCreated, f.rendered(c, obj))
+	return c.writeJSON(http.StatusCreated, f.rendered(c, obj, parentID))
 }
 
 func (f *family[T, P, C, U]) handleGet(c *call) error {
 	var obj P
+	var stored *store.Object
 	err := c.s.opts.Store.Read(c.r.Context(), func(tx store.Tx) (err error) {
-		obj, _, err = f.load(c, tx)
-		return err
+		if obj, stored, err = f.load(c, tx); err != nil {
+			return err
+		}
+		return f.expanded(c, tx, obj)
 	})
 	if err != nil {
 		return err
 	}
-	return c.writeJSON(http.StatusOK, f.rendered(c, obj))
+	return c.writeJSON(http.StatusOK, f.rendered(c, obj, stored.ParentID))
 }
 
 func (f *family[T, P, C, U]) handleList(c *call) error {
-	q, err := c.parseListQuery(f.prefix, f.filter)
+	q, err := c.parseListQuery(f.def.Prefix, f.filter)
 	if err != nil {
 		return err
 	}
 	var items []json.RawMessage
-	var lastID string
+	var lastID, parentID string
 	var more bool
-	err = c.s.opts.Store.Read(c.r.Context(), func(tx store.Tx) error {
-		objs, hasMore, err := q.page(c, tx, store.ListQuery{Kind: f.kind, AccountID: c.who.accountID})
+	err = c.s.opts.Store.Read(c.r.Context(), func(tx store.Tx) (err error) {
+		if parentID, err = f.loadParent(c, tx); err != nil {
+			return err
+		}
+		objs, hasMore, err := q.page(c, tx, store.ListQuery{Kind: f.kind, AccountID: c.who.accountID, ParentID: parentID})
 		if err != nil {
 			return err
 		}
 		more = hasMore
 		for _, o := range objs {
 			obj, err := f.decode(o)
+			if err == nil {
+				err = f.expanded(c, tx, obj)
+			}
 			if err != nil {
 				return err
 			}
-			item, err := encodeJSON(f.rendered(c, obj))
+			item, err := encodeJSON(f.rendered(c, obj, parentID))
 			if err != nil {
 				return err
 			}
@@ -146,7 +193,7 @@ func (f *family[T, P, C, U]) handleList(c *call) error {
 	if err != nil {
 		return err
 	}
-	return c.writeList(f.path, f.member, q, items, lastID, more)
+	return c.writeList(f.def.PathUnder(parentID), f.def.Member, q, items, lastID, more)
 }
 
 func (f *family[T, P, C, U]) handleUpdate(c *call) error {
@@ -158,34 +205,61 @@ func (f *family[T, P, C, U]) handleUpdate(c *call) error {
 	if f.emptyUpdateCode != "" && !givenValues(members) {
 		return badRequest(f.emptyUpdateCode, "The update gives no values to change. Supported parameters: %s.", strings.Join(jsonFields(&in), ", "))
 	}
-	obj, err := f.modify(c, func(tx store.Tx, obj P) error { return f.update(c, tx, &in, obj) })
+	w, err := f.modify(c, func(w *write[P]) error {
+		if err := f.update(c, w.tx, &in, w.obj); err != nil {
+			return err
+		}
+		return f.applyModules(w, members)
+	})
 	if err != nil {
 		return err
 	}
-	return c.writeJSON(http.StatusOK, f.rendered(c, obj))
+	return c.writeJSON(http.StatusOK, f.rendered(c, w.obj, w.parentID))
 }
 
-// modify loads the object named by the path, applies change to it and stores it, in one
-// write transaction. PATCH uses it, and so can a family's sub-endpoints.
-func (f *family[T, P, C, U]) modify(c *call, change func(tx store.Tx, obj P) error) (P, error) {
-	var obj P
+// modify loads the object named by the path, applies change to it, checks it and stores it,
+// in one write transaction. PATCH uses it, and so do module and other sub-endpoints.
+func (f *family[T, P, C, U]) modify(c *call, change func(w *write[P]) error) (*write[P], error) {
+	var w *write[P]
 	err := c.s.opts.Store.Write(c.r.Context(), func(tx store.Tx) error {
-		var stored *store.Object
-		var err error
-		if obj, stored, err = f.load(c, tx); err != nil {
-			return err
-		}
-		if err := change(tx, obj); err != nil {
-			return err
-		}
-		rec, err := f.record(stored.AccountID, obj, nil)
+		obj, stored, err := f.load(c, tx)
 		if err != nil {
 			return err
 		}
-		rec.Secret, rec.ParentID = stored.Secret, stored.ParentID
-		return f.storeErr(c, tx, tx.Update(c.r.Context(), rec))
+		w = &write[P]{c: c, tx: tx, obj: obj, parentID: stored.ParentID, secret: stored.Secret}
+		if err := change(w); err != nil {
+			return err
+		}
+		return f.store(w, tx.Update)
 	})
-	return obj, err
+	return w, err
+}
+
+// store checks w's object and inserts or updates it.
+func (f *family[T, P, C, U]) store(w *write[P], put func(context.Context, *store.Object) error) error {
+	w.refs = nil
+	if f.check != nil {
+		if err := f.check(w); err != nil {
+			return err
+		}
+	}
+	rec, err := f.record(w.c.who.accountID, w.obj)
+	if err != nil {
+		return err
+	}
+	rec.ParentID, rec.Secret, rec.Refs = w.parentID, w.secret, append(rec.Refs, w.refs...)
+	if err := f.storeErr(w.c, w.tx, put(w.c.r.Context(), rec)); err != nil {
+		return err
+	}
+	return f.expanded(w.c, w.tx, w.obj)
+}
+
+// expanded runs the expand hook, if any.
+func (f *family[T, P, C, U]) expanded(c *call, tx store.Tx, obj P) error {
+	if f.expand == nil {
+		return nil
+	}
+	return f.expand(c, tx, obj)
 }
 
 func (f *family[T, P, C, U]) handleDelete(c *call) error {
@@ -208,6 +282,9 @@ func (f *family[T, P, C, U]) handleDelete(c *call) error {
 				return f.inUse(c, obj, referrers)
 			}
 		}
+		if err := c.deleteChildren(tx, f.def, obj.Base().ID); err != nil {
+			return err
+		}
 		return f.storeErr(c, tx, tx.Delete(c.r.Context(), f.kind, obj.Base().ID))
 	})
 	if err != nil {
@@ -216,15 +293,59 @@ func (f *family[T, P, C, U]) handleDelete(c *call) error {
 	return c.noContent()
 }
 
-// load reads the object named by the path's {id} in the caller's account. Another
-// account's object is a plain 404, exactly like a missing one.
+// deleteChildren deletes the objects of the nested families under the object id of def,
+// their own children first.
+func (c *call) deleteChildren(tx store.Tx, def *api.Family, id string) error {
+	for _, child := range c.s.children[def] {
+		objs, err := tx.List(c.r.Context(), store.ListQuery{Kind: child.kind, AccountID: c.who.accountID, ParentID: id})
+		if err != nil {
+			return err
+		}
+		for _, o := range objs {
+			if err := c.deleteChildren(tx, child.def, o.ID); err != nil {
+				return err
+			}
+			if err := tx.Delete(c.r.Context(), o.Kind, o.ID); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// loadParent checks the parent ID of the path for a nested family: an object of the
+// parent family in the caller's account, else the plain 404. It returns "" at the top level.
+func (f *family[T, P, C, U]) loadParent(c *call, tx store.Tx) (string, error) {
+	parent := f.def.Parent
+	if parent == nil {
+		return "", nil
+	}
+	id := c.r.PathValue(f.def.ParentParam)
+	if !strings.HasPrefix(id, parent.Prefix) {
+		return "", wrongPrefix(f.def.ParentParam, id, parent.Prefix)
+	}
+	if _, err := c.lookup(tx, id, parent.Prefix); isNotFound(err) {
+		return "", notFound()
+	} else if err != nil {
+		return "", err
+	}
+	return id, nil
+}
+
+// load reads the object named by the path's {id} in the caller's account (and under the
+// path's parent). Another account's object, or another parent's, is a plain 404, exactly
+// like a missing one.
 func (f *family[T, P, C, U]) load(c *call, tx store.Tx) (P, *store.Object, error) {
+	parentID, err := f.loadParent(c, tx)
+	if err != nil {
+		return nil, nil, err
+	}
 	id := c.r.PathValue("id")
-	if !strings.HasPrefix(id, f.prefix) {
-		return nil, nil, wrongPrefix("id", id, f.prefix)
+	if !strings.HasPrefix(id, f.def.Prefix) {
+		return nil, nil, wrongPrefix("id", id, f.def.Prefix)
 	}
 	stored, err := tx.Get(c.r.Context(), f.kind, id)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && stored.AccountID != c.who.accountID) {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && (stored.AccountID != c.who.accountID || stored.ParentID != parentID)) {
 		return nil, nil, notFound()
 	}
 	if err != nil {
@@ -239,21 +360,20 @@ func (f *family[T, P, C, U]) decode(o *store.Object) (P, error) {
 	return obj, json.Unmarshal(o.Doc, obj)
 }
 
-// record builds the stored form of obj: its document without uri members, refs and keys.
-func (f *family[T, P, C, U]) record(accountID string, obj P, secret any) (*store.Object, error) {
+// record builds the stored form of obj: its document without uri members, refs (its own
+// and its modules') and keys.
+func (f *family[T, P, C, U]) record(accountID string, obj P) (*store.Object, error) {
 	obj.Base().URI = ""
 	doc, err := json.Marshal(obj)
 	if err != nil {
 		return nil, err
 	}
 	rec := &store.Object{Kind: f.kind, ID: obj.Base().ID, AccountID: accountID, Doc: doc}
-	if secret != nil {
-		if rec.Secret, err = json.Marshal(secret); err != nil {
-			return nil, err
-		}
-	}
 	if f.refs != nil {
 		rec.Refs = f.refs(obj)
+	}
+	for _, m := range f.modules {
+		rec.Refs = append(rec.Refs, m.refs(obj)...)
 	}
 	if f.unique != nil {
 		rec.UniqueKeys = f.unique(accountID, obj)
@@ -262,8 +382,11 @@ func (f *family[T, P, C, U]) record(accountID string, obj P, secret any) (*store
 }
 
 // rendered fills the uri members of obj for a response.
-func (f *family[T, P, C, U]) rendered(c *call, obj P) P {
-	obj.Base().URI = c.s.opts.BaseURL + f.path + "/" + obj.Base().ID
+func (f *family[T, P, C, U]) rendered(c *call, obj P, parentID string) P {
+	obj.Base().URI = c.s.opts.BaseURL + f.def.PathUnder(parentID) + "/" + obj.Base().ID
+	for _, m := range f.modules {
+		m.render(c, obj)
+	}
 	if f.render != nil {
 		f.render(c, obj)
 	}

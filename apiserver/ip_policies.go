@@ -15,12 +15,10 @@ const (
 )
 
 // ipPolicies is /ip_policies (details.md §6.8). A policy owns its rules: deleting it deletes
-// them, but never while an IP restriction uses it (ERR_1420).
+// them, but never while an IP restriction or an ip_restriction module uses it (ERR_1420).
 var ipPolicies = &family[api.IPPolicy, *api.IPPolicy, api.IPPolicyCreate, api.IPPolicyUpdate]{
 	kind:            kindIPPolicy,
-	path:            "/ip_policies",
-	prefix:          ids.IPPolicy,
-	member:          "ip_policies",
+	def:             api.IPPolicies,
 	filter:          textFields,
 	emptyUpdateCode: "ERR_1400",
 	create: func(c *call, tx store.Tx, in *api.IPPolicyCreate, p *api.IPPolicy) (any, error) {
@@ -34,17 +32,16 @@ var ipPolicies = &family[api.IPPolicy, *api.IPPolicy, api.IPPolicyCreate, api.IP
 		if err != nil {
 			return err
 		}
-		var restrictions, policyRules []*store.Object
+		var users, policyRules []*store.Object
 		for _, r := range referrers {
-			switch r.Kind {
-			case kindIPRestriction:
-				restrictions = append(restrictions, r)
-			case kindIPPolicyRule:
+			if r.Kind == kindIPPolicyRule {
 				policyRules = append(policyRules, r)
+			} else {
+				users = append(users, r)
 			}
 		}
-		if len(restrictions) > 0 {
-			return stillReferenced("ERR_1420", "The IP policy "+p.ID, restrictions)
+		if len(users) > 0 {
+			return stillReferenced("ERR_1420", "The IP policy "+p.ID, users)
 		}
 		for _, r := range policyRules {
 			if err := tx.Delete(c.r.Context(), r.Kind, r.ID); err != nil {
@@ -60,9 +57,7 @@ var ipPolicies = &family[api.IPPolicy, *api.IPPolicy, api.IPPolicyCreate, api.IP
 // enforced api restriction block its own caller is refused, as for the restriction itself.
 var ipPolicyRules = &family[api.IPPolicyRule, *api.IPPolicyRule, api.IPPolicyRuleCreate, api.IPPolicyRuleUpdate]{
 	kind:            kindIPPolicyRule,
-	path:            "/ip_policy_rules",
-	prefix:          ids.IPPolicyRule,
-	member:          "ip_policy_rules",
+	def:             api.IPPolicyRules,
 	filter:          withFields(textFields, filter.Fields{"ip_policy": filter.String, "cidr": filter.String, "action": filter.String}),
 	emptyUpdateCode: "ERR_1401",
 	create: func(c *call, tx store.Tx, in *api.IPPolicyRuleCreate, rule *api.IPPolicyRule) (any, error) {

@@ -5,7 +5,6 @@ import (
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
-	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
 
@@ -17,9 +16,7 @@ import (
 // server has no dashboard, and agents and endpoints do not connect to it yet.
 var ipRestrictions = &family[api.IPRestriction, *api.IPRestriction, api.IPRestrictionCreate, api.IPRestrictionUpdate]{
 	kind:   kindIPRestriction,
-	path:   "/ip_restrictions",
-	prefix: ids.IPRestriction,
-	member: "ip_restrictions",
+	def:    api.IPRestrictions,
 	filter: textFields,
 	create: func(c *call, tx store.Tx, in *api.IPRestrictionCreate, x *api.IPRestriction) (any, error) {
 		if err := setText(rules.IPRestrictionText, in.Description, in.Metadata, &x.Description, &x.Metadata); err != nil {

@@ -8,7 +8,6 @@ import (
 	"github.com/warrenhq/terraform-provider-warren/apiserver/filter"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
-	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
 
@@ -18,9 +17,7 @@ const kindReservedAddr = "reserved_addr"
 // host:port of its address pool (Options.AddrPool), unique across the server.
 var reservedAddrs = &family[api.ReservedAddr, *api.ReservedAddr, api.ReservedAddrCreate, api.ReservedAddrUpdate]{
 	kind:            kindReservedAddr,
-	path:            "/reserved_addrs",
-	prefix:          ids.ReservedAddr,
-	member:          "reserved_addrs",
+	def:             api.ReservedAddrs,
 	filter:          withFields(textFields, filter.Fields{"addr": filter.String, "region": filter.String}),
 	emptyUpdateCode: "ERR_506",
 	create: func(c *call, tx store.Tx, in *api.ReservedAddrCreate, a *api.ReservedAddr) (any, error) {

@@ -3,7 +3,6 @@ package apiserver
 import (
 	"cmp"
 	"crypto/rand"
-	"net/http"
 	"strings"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/filter"
@@ -21,10 +20,8 @@ const kindReservedDomain = "reserved_domain"
 // unless it uploads one. The domain holds its uploaded certificate as a ref, so the
 // certificate cannot be deleted while attached.
 var reservedDomains = &family[api.ReservedDomain, *api.ReservedDomain, api.ReservedDomainCreate, api.ReservedDomainUpdate]{
-	kind:   kindReservedDomain,
-	path:   "/reserved_domains",
-	prefix: ids.ReservedDomain,
-	member: "reserved_domains",
+	kind: kindReservedDomain,
+	def:  api.ReservedDomains,
 	filter: withFields(textFields, filter.Fields{
 		"domain":                      filter.String,
 		"region":                      filter.String,
@@ -99,16 +96,14 @@ var reservedDomains = &family[api.ReservedDomain, *api.ReservedDomain, api.Reser
 			d.Certificate = &ref
 		}
 	},
+	routes: reservedDomainRoutes,
 }
 
-// The sub-deletes are wired here: reservedDomains' own initializer cannot refer to it.
-func init() { reservedDomains.routes = reservedDomainRoutes }
-
 // reservedDomainRoutes registers the two detach endpoints (details.md §6.5), 204 on success.
-func reservedDomainRoutes(s *Server, mux *http.ServeMux) {
+func reservedDomainRoutes(f *family[api.ReservedDomain, *api.ReservedDomain, api.ReservedDomainCreate, api.ReservedDomainUpdate], s *Server, mux *router) {
 	detach := func(member string, change func(d *api.ReservedDomain) error) {
-		mux.Handle("DELETE "+reservedDomains.path+"/{id}/"+member, s.apiRoute(func(c *call) error {
-			if _, err := reservedDomains.modify(c, func(_ store.Tx, d *api.ReservedDomain) error { return change(d) }); err != nil {
+		mux.Handle("DELETE "+f.def.Path+"/{id}/"+member, s.apiRoute(func(c *call) error {
+			if _, err := f.modify(c, func(w *write[*api.ReservedDomain]) error { return change(w.obj) }); err != nil {
 				return err
 			}
 			return c.noContent()

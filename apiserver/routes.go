@@ -1,44 +1,85 @@
 package apiserver
 
 import (
+	"cmp"
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
+	"github.com/warrenhq/terraform-provider-warren/internal/api"
 )
 
 // routed is a family that adds its endpoints to the route table.
 type routed interface {
-	register(s *Server, mux *http.ServeMux)
+	register(s *Server, mux *router)
 	collection() collection
 }
 
-// collection is where the objects of one ID prefix live.
-type collection struct{ prefix, kind, path string }
+// collection is where the objects of one ID prefix live: their store kind and family.
+type collection struct {
+	kind string
+	def  *api.Family
+}
 
-// routes is the one route table of the server. Each family registers
-// POST/GET <path>, GET/PATCH/DELETE <path>/{id}.
+// families is every family the server serves; the route table is built from it.
+var families = []routed{
+	apiKeys, credentials, sshCredentials, sshCAs, serviceUsers, botUsers,
+	tlsCertificates, certificateAuthorities, reservedDomains, reservedAddrs,
+	ipPolicies, ipPolicyRules, ipRestrictions,
+	failoverBackends, httpResponseBackends, staticBackends, tunnelGroupBackends, weightedBackends,
+	httpsEdges, tcpEdges, tlsEdges, httpsEdgeRoutes,
+}
+
+// routes is the one route table of the server (testdata/routes.txt lists it). Each family
+// registers its endpoints (family.register).
 func (s *Server) routes() http.Handler {
-	mux := http.NewServeMux()
+	mux := &router{ServeMux: http.NewServeMux()}
 	s.collections = map[string]collection{}
-	for _, f := range []routed{
-		apiKeys, credentials, sshCredentials, sshCAs, serviceUsers, botUsers,
-		tlsCertificates, certificateAuthorities, reservedDomains, reservedAddrs,
-		ipPolicies, ipPolicyRules, ipRestrictions,
-		failoverBackends, httpResponseBackends, staticBackends, tunnelGroupBackends, weightedBackends,
-	} {
+	s.children = map[*api.Family][]collection{}
+	for _, f := range families {
 		f.register(s, mux)
-		if _, seen := s.collections[f.collection().prefix]; !seen {
-			s.collections[f.collection().prefix] = f.collection() // /service_users before /bot_users
+		coll := f.collection()
+		if _, seen := s.collections[coll.def.Prefix]; !seen {
+			s.collections[coll.def.Prefix] = coll // /service_users before /bot_users
+		}
+		if coll.def.Parent != nil {
+			s.children[coll.def.Parent] = append(s.children[coll.def.Parent], coll)
 		}
 	}
 
 	mux.Handle("POST /_admin/accounts", s.adminRoute(s.adminCreateAccount))
 	mux.Handle("POST /_admin/accounts/{account_id}/users", s.adminRoute(s.adminCreateUser))
-	mux.HandleFunc("GET /healthz", s.healthz)
+	mux.Handle("GET /healthz", http.HandlerFunc(s.healthz))
+	s.patterns = mux.patterns
 
 	// Unknown paths and known paths with the wrong method get the same 404 (details.md §5.1).
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { callOf(r).writeError(pathNotFound(r)) })
-	return s.outer(s.cleanPaths(s.cors(mux, mux)))
+	return s.outer(s.cleanPaths(s.cors(mux.ServeMux, mux.ServeMux)))
+}
+
+// router is the server's mux that also remembers the patterns registered on it.
+type router struct {
+	*http.ServeMux
+	patterns []string
+}
+
+// Handle registers an API route.
+func (r *router) Handle(pattern string, h http.Handler) {
+	r.ServeMux.Handle(pattern, h)
+	r.patterns = append(r.patterns, pattern)
+}
+
+// Routes returns every route pattern the server serves ("METHOD /path/{id}"), sorted by
+// path then method: the API at a glance.
+func (s *Server) Routes() []string {
+	out := slices.Clone(s.patterns)
+	slices.SortFunc(out, func(a, b string) int {
+		ma, pa, _ := strings.Cut(a, " ")
+		mb, pb, _ := strings.Cut(b, " ")
+		return cmp.Or(strings.Compare(pa, pb), strings.Compare(ma, mb))
+	})
+	return out
 }
 
 // healthz answers 200 while the store answers.

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
+	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
 
@@ -75,8 +76,10 @@ type Server struct {
 	log            *zap.Logger
 	handler        http.Handler
 	bootstrapToken string
-	collections    map[string]collection // by ID prefix, filled by routes
-	limiter        *accountLimiter       // nil without a rate limit
+	collections    map[string]collection        // by ID prefix, filled by routes
+	children       map[*api.Family][]collection // nested families by parent, filled by routes
+	patterns       []string                     // every route pattern, filled by routes
+	limiter        *accountLimiter              // nil without a rate limit
 }
 
 // New builds the API server and bootstraps an empty store with one account, its admin user

@@ -4,23 +4,20 @@ import (
 	"github.com/warrenhq/terraform-provider-warren/apiserver/filter"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
-	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
 
 // serviceUsers is /service_users and botUsers its deprecated alias /bot_users (details.md
 // §6.13): one set of objects seen through two paths. Only admins may change them.
 var (
-	serviceUsers = serviceUserFamily("/service_users", "service_users", filter.Fields{"id": filter.String, "created_at": filter.Timestamp})
-	botUsers     = serviceUserFamily("/bot_users", "bot_users", nil)
+	serviceUsers = serviceUserFamily(api.ServiceUsers, filter.Fields{"id": filter.String, "created_at": filter.Timestamp})
+	botUsers     = serviceUserFamily(api.BotUsers, nil)
 )
 
-func serviceUserFamily(path, member string, fields filter.Fields) *family[api.ServiceUser, *api.ServiceUser, api.ServiceUserCreate, api.ServiceUserUpdate] {
+func serviceUserFamily(def *api.Family, fields filter.Fields) *family[api.ServiceUser, *api.ServiceUser, api.ServiceUserCreate, api.ServiceUserUpdate] {
 	return &family[api.ServiceUser, *api.ServiceUser, api.ServiceUserCreate, api.ServiceUserUpdate]{
 		kind:   kindServiceUser,
-		path:   path,
-		prefix: ids.ServiceUser,
-		member: member,
+		def:    def,
 		filter: fields,
 		create: func(c *call, tx store.Tx, in *api.ServiceUserCreate, su *api.ServiceUser) (any, error) {
 			if err := requireAdmin(c); err != nil {

@@ -15,7 +15,6 @@ import (
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
-	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
 
@@ -23,9 +22,7 @@ import (
 // pair, returns the public key in authorized_keys form and keeps the private key.
 var sshCAs = &family[api.SSHCertificateAuthority, *api.SSHCertificateAuthority, api.SSHCertificateAuthorityCreate, api.SSHCertificateAuthorityUpdate]{
 	kind:   kindSSHCA,
-	path:   "/ssh_certificate_authorities",
-	prefix: ids.SSHCertificateAuthority,
-	member: "ssh_certificate_authorities",
+	def:    api.SSHCertificateAuthorities,
 	filter: textFields,
 	create: func(c *call, tx store.Tx, in *api.SSHCertificateAuthorityCreate, ca *api.SSHCertificateAuthority) (any, error) {
 		if err := setText(rules.SSHCAText, in.Description, in.Metadata, &ca.Description, &ca.Metadata); err != nil {

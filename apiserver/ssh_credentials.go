@@ -4,7 +4,6 @@ import (
 	"github.com/warrenhq/terraform-provider-warren/apiserver/filter"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
-	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
 
@@ -12,9 +11,7 @@ import (
 // garbage and to find duplicates by fingerprint, and echoed back verbatim.
 var sshCredentials = &family[api.SSHCredential, *api.SSHCredential, api.SSHCredentialCreate, api.SSHCredentialUpdate]{
 	kind:   kindSSHCredential,
-	path:   "/ssh_credentials",
-	prefix: ids.SSHCredential,
-	member: "ssh_credentials",
+	def:    api.SSHCredentials,
 	filter: withFields(textFields, filter.Fields{"owner_id": filter.String, "acl": filter.StringList}),
 	create: func(c *call, tx store.Tx, in *api.SSHCredentialCreate, cred *api.SSHCredential) (any, error) {
 		if err := setText(rules.SSHCredentialText, in.Description, in.Metadata, &cred.Description, &cred.Metadata); err != nil {

@@ -6,7 +6,6 @@ import (
 	"github.com/warrenhq/terraform-provider-warren/apiserver/filter"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
-	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
 
@@ -16,10 +15,8 @@ const kindTLSCertificate = "tls_certificate"
 // The members after certificate_pem are derived from the leaf; the key is kept in the secret
 // column and never returned. The PEMs are immutable: PATCH takes description and metadata.
 var tlsCertificates = &family[api.TLSCertificate, *api.TLSCertificate, api.TLSCertificateCreate, api.TLSCertificateUpdate]{
-	kind:   kindTLSCertificate,
-	path:   "/tls_certificates",
-	prefix: ids.TLSCertificate,
-	member: "tls_certificates",
+	kind: kindTLSCertificate,
+	def:  api.TLSCertificates,
 	filter: withFields(textFields, filter.Fields{
 		"subject_common_name": filter.String,
 		"not_before":          filter.Timestamp,

@@ -71,5 +71,8 @@ func String(s string) *string { return &s }
 // Bool returns a pointer to b.
 func Bool(b bool) *bool { return &b }
 
+// Float64 returns a pointer to f.
+func Float64(f float64) *float64 { return &f }
+
 // Int64 returns a pointer to n.
 func Int64(n int64) *int64 { return &n }

@@ -57,6 +57,12 @@ type Client struct {
 	StaticBackends            *Collection[api.StaticBackend, api.StaticBackendCreate, api.StaticBackendCreate]
 	TunnelGroupBackends       *Collection[api.TunnelGroupBackend, api.TunnelGroupBackendCreate, api.TunnelGroupBackendCreate]
 	WeightedBackends          *Collection[api.WeightedBackend, api.WeightedBackendCreate, api.WeightedBackendCreate]
+	HTTPSEdges                *Collection[api.HTTPSEdge, api.HTTPSEdgeCreate, api.HTTPSEdgeCreate]
+	TCPEdges                  *Collection[api.TCPEdge, api.TCPEdgeCreate, api.TCPEdgeCreate]
+	TLSEdges                  *Collection[api.TLSEdge, api.TLSEdgeCreate, api.TLSEdgeCreate]
+	// HTTPSEdgeRoutes live under an edge: HTTPSEdgeRoutes.Under(edgeID). They have no list
+	// of their own; an edge's routes member lists them.
+	HTTPSEdgeRoutes *Nested[api.HTTPSEdgeRoute, api.HTTPSEdgeRouteCreate, api.HTTPSEdgeRouteCreate]
 }
 
 // New returns a client for cfg.
@@ -78,23 +84,27 @@ func New(cfg Config) *Client {
 		// Every error is returned to the caller; resty's own stderr lines would only repeat them.
 		SetLogger(quietLogger{})
 	c := &Client{http: hc, retry: newRetryPolicy(cfg)}
-	c.APIKeys = collection[api.APIKey, api.APIKeyCreate, api.APIKeyUpdate](c, "/api_keys", "keys")
-	c.Credentials = collection[api.Credential, api.CredentialCreate, api.CredentialUpdate](c, "/credentials", "credentials")
-	c.SSHCredentials = collection[api.SSHCredential, api.SSHCredentialCreate, api.SSHCredentialUpdate](c, "/ssh_credentials", "ssh_credentials")
-	c.SSHCertificateAuthorities = collection[api.SSHCertificateAuthority, api.SSHCertificateAuthorityCreate, api.SSHCertificateAuthorityUpdate](c, "/ssh_certificate_authorities", "ssh_certificate_authorities")
-	c.ServiceUsers = collection[api.ServiceUser, api.ServiceUserCreate, api.ServiceUserUpdate](c, "/service_users", "service_users")
-	c.TLSCertificates = collection[api.TLSCertificate, api.TLSCertificateCreate, api.TLSCertificateUpdate](c, "/tls_certificates", "tls_certificates")
-	c.CertificateAuthorities = collection[api.CertificateAuthority, api.CertificateAuthorityCreate, api.CertificateAuthorityUpdate](c, "/certificate_authorities", "certificate_authorities")
-	c.ReservedDomains = collection[api.ReservedDomain, api.ReservedDomainCreate, api.ReservedDomainUpdate](c, "/reserved_domains", "reserved_domains")
-	c.ReservedAddrs = collection[api.ReservedAddr, api.ReservedAddrCreate, api.ReservedAddrUpdate](c, "/reserved_addrs", "reserved_addrs")
-	c.IPPolicies = collection[api.IPPolicy, api.IPPolicyCreate, api.IPPolicyUpdate](c, "/ip_policies", "ip_policies")
-	c.IPPolicyRules = collection[api.IPPolicyRule, api.IPPolicyRuleCreate, api.IPPolicyRuleUpdate](c, "/ip_policy_rules", "ip_policy_rules")
-	c.IPRestrictions = collection[api.IPRestriction, api.IPRestrictionCreate, api.IPRestrictionUpdate](c, "/ip_restrictions", "ip_restrictions")
-	c.FailoverBackends = collection[api.FailoverBackend, api.FailoverBackendCreate, api.FailoverBackendCreate](c, "/backends/failover", "backends")
-	c.HTTPResponseBackends = collection[api.HTTPResponseBackend, api.HTTPResponseBackendCreate, api.HTTPResponseBackendCreate](c, "/backends/http_response", "backends")
-	c.StaticBackends = collection[api.StaticBackend, api.StaticBackendCreate, api.StaticBackendCreate](c, "/backends/static", "backends")
-	c.TunnelGroupBackends = collection[api.TunnelGroupBackend, api.TunnelGroupBackendCreate, api.TunnelGroupBackendCreate](c, "/backends/tunnel_group", "backends")
-	c.WeightedBackends = collection[api.WeightedBackend, api.WeightedBackendCreate, api.WeightedBackendCreate](c, "/backends/weighted", "backends")
+	c.APIKeys = collection[api.APIKey, api.APIKeyCreate, api.APIKeyUpdate](c, api.APIKeys)
+	c.Credentials = collection[api.Credential, api.CredentialCreate, api.CredentialUpdate](c, api.Credentials)
+	c.SSHCredentials = collection[api.SSHCredential, api.SSHCredentialCreate, api.SSHCredentialUpdate](c, api.SSHCredentials)
+	c.SSHCertificateAuthorities = collection[api.SSHCertificateAuthority, api.SSHCertificateAuthorityCreate, api.SSHCertificateAuthorityUpdate](c, api.SSHCertificateAuthorities)
+	c.ServiceUsers = collection[api.ServiceUser, api.ServiceUserCreate, api.ServiceUserUpdate](c, api.ServiceUsers)
+	c.TLSCertificates = collection[api.TLSCertificate, api.TLSCertificateCreate, api.TLSCertificateUpdate](c, api.TLSCertificates)
+	c.CertificateAuthorities = collection[api.CertificateAuthority, api.CertificateAuthorityCreate, api.CertificateAuthorityUpdate](c, api.CertificateAuthorities)
+	c.ReservedDomains = collection[api.ReservedDomain, api.ReservedDomainCreate, api.ReservedDomainUpdate](c, api.ReservedDomains)
+	c.ReservedAddrs = collection[api.ReservedAddr, api.ReservedAddrCreate, api.ReservedAddrUpdate](c, api.ReservedAddrs)
+	c.IPPolicies = collection[api.IPPolicy, api.IPPolicyCreate, api.IPPolicyUpdate](c, api.IPPolicies)
+	c.IPPolicyRules = collection[api.IPPolicyRule, api.IPPolicyRuleCreate, api.IPPolicyRuleUpdate](c, api.IPPolicyRules)
+	c.IPRestrictions = collection[api.IPRestriction, api.IPRestrictionCreate, api.IPRestrictionUpdate](c, api.IPRestrictions)
+	c.FailoverBackends = collection[api.FailoverBackend, api.FailoverBackendCreate, api.FailoverBackendCreate](c, api.FailoverBackends)
+	c.HTTPResponseBackends = collection[api.HTTPResponseBackend, api.HTTPResponseBackendCreate, api.HTTPResponseBackendCreate](c, api.HTTPResponseBackends)
+	c.StaticBackends = collection[api.StaticBackend, api.StaticBackendCreate, api.StaticBackendCreate](c, api.StaticBackends)
+	c.TunnelGroupBackends = collection[api.TunnelGroupBackend, api.TunnelGroupBackendCreate, api.TunnelGroupBackendCreate](c, api.TunnelGroupBackends)
+	c.WeightedBackends = collection[api.WeightedBackend, api.WeightedBackendCreate, api.WeightedBackendCreate](c, api.WeightedBackends)
+	c.HTTPSEdges = collection[api.HTTPSEdge, api.HTTPSEdgeCreate, api.HTTPSEdgeCreate](c, api.HTTPSEdges)
+	c.TCPEdges = collection[api.TCPEdge, api.TCPEdgeCreate, api.TCPEdgeCreate](c, api.TCPEdges)
+	c.TLSEdges = collection[api.TLSEdge, api.TLSEdgeCreate, api.TLSEdgeCreate](c, api.TLSEdges)
+	c.HTTPSEdgeRoutes = &Nested[api.HTTPSEdgeRoute, api.HTTPSEdgeRouteCreate, api.HTTPSEdgeRouteCreate]{c: c, family: api.HTTPSEdgeRoutes}
 	return c
 }
 

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+
+	"github.com/warrenhq/terraform-provider-warren/internal/api"
 )
 
 // Collection is one API family: T is the object, C and U its create and update bodies.
@@ -17,8 +19,20 @@ type Collection[T any, C any, U any] struct {
 	Member string // the list envelope's member, e.g. "keys"
 }
 
-func collection[T any, C any, U any](c *Client, path, member string) *Collection[T, C, U] {
-	return &Collection[T, C, U]{c: c, Path: path, Member: member}
+func collection[T any, C any, U any](c *Client, f *api.Family) *Collection[T, C, U] {
+	return &Collection[T, C, U]{c: c, Path: f.Path, Member: f.Member}
+}
+
+// Nested is a family whose objects live under a parent object, such as the routes of an
+// HTTPS edge.
+type Nested[T any, C any, U any] struct {
+	c      *Client
+	family *api.Family
+}
+
+// Under returns the collection under the parent parentID, e.g. /edges/https/<id>/routes.
+func (n *Nested[T, C, U]) Under(parentID string) *Collection[T, C, U] {
+	return &Collection[T, C, U]{c: n.c, Path: n.family.PathUnder(url.PathEscape(parentID)), Member: n.family.Member}
 }
 
 // Create sends POST <path>.
@@ -42,6 +56,28 @@ func (col *Collection[T, C, U]) Update(ctx context.Context, id string, in U) (*T
 // Delete sends DELETE <path>/<id>.
 func (col *Collection[T, C, U]) Delete(ctx context.Context, id string) error {
 	return col.c.do(ctx, http.MethodDelete, col.Path+"/"+url.PathEscape(id), nil, nil)
+}
+
+// PutModule sends PUT <path>/<id>/<module> with the module's request form in and decodes
+// the module into out (e.g. *api.BackendModule).
+func (col *Collection[T, C, U]) PutModule(ctx context.Context, id, module string, in, out any) error {
+	return col.c.do(ctx, http.MethodPut, col.modulePath(id, module), in, out)
+}
+
+// GetModule sends GET <path>/<id>/<module>; a module that is not configured is the API's 404
+// (IsNotFound).
+func (col *Collection[T, C, U]) GetModule(ctx context.Context, id, module string, out any) error {
+	return col.c.do(ctx, http.MethodGet, col.modulePath(id, module), nil, out)
+}
+
+// DeleteModule sends DELETE <path>/<id>/<module>; a module that is not configured is the
+// API's 404 (IsNotFound).
+func (col *Collection[T, C, U]) DeleteModule(ctx context.Context, id, module string) error {
+	return col.c.do(ctx, http.MethodDelete, col.modulePath(id, module), nil, nil)
+}
+
+func (col *Collection[T, C, U]) modulePath(id, module string) string {
+	return col.Path + "/" + url.PathEscape(id) + "/" + module
 }
 
 // ListOptions narrow a list.
