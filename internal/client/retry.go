@@ -162,7 +162,7 @@ func (c *Client) execute(ctx context.Context, method, url string, body any) (*re
 		if err != nil {
 			err = fmt.Errorf("warren API: %s %s: %w", method, url, err)
 		}
-		if ctx.Err() != nil || !retryable(method, resp, err) {
+		if !retryable(method, resp, err) {
 			return resp, err
 		}
 		last := err
@@ -170,6 +170,10 @@ func (c *Client) execute(ctx context.Context, method, url string, body any) (*re
 			last = apiError(resp)
 		}
 		tries := attempt + 1
+		// Cancelled while the answer arrived: the answer says "retry", the caller says stop.
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%w (gave up after %s: %w)", last, attempts(tries), ctx.Err())
+		}
 		if err != nil {
 			connectionFailures++
 		}
