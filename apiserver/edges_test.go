@@ -158,6 +158,11 @@ func TestEdgeValidation(t *testing.T) {
 	c.fails(400, "ERR_7122", "POST", "/edges/tls", map[string]any{"hostports": []string{"a.wild.example.com:443"}})
 	tcp := str(c.ok(201, "POST", "/edges/tcp", map[string]any{"hostports": []string{f.addr}})["id"])
 	c.fails(400, "ERR_7122", "POST", "/edges/tcp", map[string]any{"hostports": []string{f.addr}})
+	// A module's error names its member as a path from the body that held it.
+	param := func(body map[string]any) string { return str(body["details"].(map[string]any)["param"]) }
+	equal(t, "param in a create", param(c.fails(400, "ERR_2248", "POST", "/edges/tcp", map[string]any{"traffic_policy": map[string]any{"value": httpPolicy}})), "traffic_policy.value")
+	equal(t, "param in a PATCH", param(c.fails(400, "ERR_7025", "PATCH", "/edges/tcp/"+tcp, map[string]any{"ip_restriction": map[string]any{"ip_policy_ids": []string{}}})), "ip_restriction.ip_policy_ids")
+	equal(t, "param in a PUT", param(c.fails(400, "ERR_2248", "PUT", "/edges/tcp/"+tcp+"/traffic_policy", map[string]any{"value": httpPolicy})), "value")
 	// A module PUT that breaks a rule across modules changes nothing.
 	tls := str(c.ok(201, "POST", "/edges/tls", map[string]any{"mutual_tls": map[string]any{"certificate_authority_ids": []string{f.ca}}})["id"])
 	c.fails(400, "ERR_7062", "PUT", "/edges/tls/"+tls+"/tls_termination", map[string]any{"terminate_at": "upstream"})

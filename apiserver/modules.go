@@ -83,11 +83,27 @@ func (f *family[T, P, C, U]) applyModules(w *write[P], members map[string]jsonte
 	for _, m := range f.modules {
 		if raw, given := members[m.name]; given && raw.Kind() != jsontext.KindNull {
 			if err := m.set(w, raw); err != nil {
-				return err
+				return underMember(err, m.name)
 			}
 		}
 	}
 	return nil
+}
+
+// underMember makes the param of a module's error a path from its owner ("value" becomes
+// "traffic_policy.value"), as the module was given inside the owner's body; an error that
+// names no param names the module.
+func underMember(err error, member string) error {
+	e, known := asAPIError(err)
+	if !known {
+		return err
+	}
+	if param := e.Details["param"]; param != "" {
+		e.Details["param"] = member + "." + param
+	} else {
+		e.Details["param"] = member
+	}
+	return e
 }
 
 // registerModule serves PUT, GET and DELETE <path>/{id}/<module>.
