@@ -114,6 +114,7 @@ func (m member) resource() rschema.Attribute {
 	}
 	if m.kind == kindPolicy {
 		a.CustomType = policyType{}
+		a.PlanModifiers = append(a.PlanModifiers, keepSamePolicy{})
 	}
 	return a
 }

@@ -154,4 +154,5 @@ var tcpEdgeDataSources = dataSources[api.TCPEdge, tcpEdgeModel]{
 	get:          func(c *client.Client) getFunc[api.TCPEdge] { return c.TCPEdges.Get },
 	list:         func(c *client.Client) listFunc[api.TCPEdge] { return c.TCPEdges.List },
 	flattenDiags: flattenTCPEdge(true),
+	unfiltered:   true,
 }

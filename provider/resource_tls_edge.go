@@ -192,4 +192,5 @@ var tlsEdgeDataSources = dataSources[api.TLSEdge, tlsEdgeModel]{
 	get:          func(c *client.Client) getFunc[api.TLSEdge] { return c.TLSEdges.Get },
 	list:         func(c *client.Client) listFunc[api.TLSEdge] { return c.TLSEdges.List },
 	flattenDiags: flattenTLSEdge(true),
+	unfiltered:   true,
 }
