@@ -176,6 +176,8 @@ func (p *warrenProvider) Resources(context.Context) []func() resource.Resource {
 		NewStaticBackendResource,
 		NewTunnelGroupBackendResource,
 		NewWeightedBackendResource,
+		NewTCPEdgeResource,
+		NewTLSEdgeResource,
 	}
 }
 
@@ -198,6 +200,8 @@ func (p *warrenProvider) DataSources(context.Context) []func() datasource.DataSo
 		staticBackendDataSources.object, staticBackendDataSources.all,
 		tunnelGroupBackendDataSources.object, tunnelGroupBackendDataSources.all,
 		weightedBackendDataSources.object, weightedBackendDataSources.all,
+		tcpEdgeDataSources.object, tcpEdgeDataSources.all,
+		tlsEdgeDataSources.object, tlsEdgeDataSources.all,
 	}
 }
 
