@@ -176,6 +176,8 @@ func (p *warrenProvider) Resources(context.Context) []func() resource.Resource {
 		NewStaticBackendResource,
 		NewTunnelGroupBackendResource,
 		NewWeightedBackendResource,
+		NewHTTPSEdgeResource,
+		NewHTTPSEdgeRouteResource,
 	}
 }
 
@@ -198,6 +200,8 @@ func (p *warrenProvider) DataSources(context.Context) []func() datasource.DataSo
 		staticBackendDataSources.object, staticBackendDataSources.all,
 		tunnelGroupBackendDataSources.object, tunnelGroupBackendDataSources.all,
 		weightedBackendDataSources.object, weightedBackendDataSources.all,
+		httpsEdgeDataSources.object, httpsEdgeDataSources.all,
+		httpsEdgeRouteDataSource,
 	}
 }
 
