@@ -33,7 +33,7 @@ type objectDataSource[T any, M any] struct {
 	description string
 	attributes  map[string]schema.Attribute // every attribute but id
 	get         func(c *client.Client) getFunc[T]
-	flatten     func(*T, *M)
+	flatten     flattenFunc[T, M]
 	keyName     string                                                              // e.g. "name"
 	find        func(ctx context.Context, c *client.Client, key string) (*T, error) // nil result: no such object
 	// parentName is the attribute (in attributes, required) naming the parent of an object
@@ -107,7 +107,7 @@ func (d *objectDataSource[T, M]) Read(ctx context.Context, req datasource.ReadRe
 		return
 	}
 	var m M
-	d.flatten(obj, &m)
+	resp.Diagnostics.Append(d.flatten(ctx, obj, &m)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 
@@ -120,7 +120,7 @@ type listDataSource[T any, M any] struct {
 	description string
 	attributes  map[string]schema.Attribute // the attributes of one item
 	list        func(c *client.Client) listFunc[T]
-	flatten     func(*T, *M)
+	flatten     flattenFunc[T, M]
 	unfiltered  bool // the API takes no filter on this list
 }
 
@@ -170,7 +170,10 @@ func (d *listDataSource[T, M]) Read(ctx context.Context, req datasource.ReadRequ
 	}
 	items := make([]M, len(objs))
 	for i := range objs {
-		d.flatten(&objs[i], &items[i])
+		resp.Diagnostics.Append(d.flatten(ctx, &objs[i], &items[i])...)
+	}
+	if resp.Diagnostics.HasError() {
+		return
 	}
 	if d.filterable() {
 		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("filter"), filter)...)
@@ -208,6 +211,9 @@ type dataSources[T any, M any] struct {
 	get          func(c *client.Client) getFunc[T]
 	list         func(c *client.Client) listFunc[T]
 	flatten      func(*T, *M)
+	// flattenDiags, when set, is used instead of flatten: a mapping that reports
+	// diagnostics (module values).
+	flattenDiags flattenFunc[T, M]
 	unfiltered   bool // the API takes no filter on the list
 	keyName      string
 	find         func(ctx context.Context, c *client.Client, key string) (*T, error)
@@ -217,7 +223,7 @@ type dataSources[T any, M any] struct {
 func (d dataSources[T, M]) object() datasource.DataSource {
 	return &objectDataSource[T, M]{
 		typeName: "_" + d.name, description: d.describeOne, attributes: d.attributes(),
-		get: d.get, flatten: d.flatten, keyName: d.keyName, find: d.find,
+		get: d.get, flatten: d.mapping(), keyName: d.keyName, find: d.find,
 	}
 }
 
@@ -225,6 +231,14 @@ func (d dataSources[T, M]) object() datasource.DataSource {
 func (d dataSources[T, M]) all() datasource.DataSource {
 	return &listDataSource[T, M]{
 		typeName: "_" + d.plural, member: d.plural, description: d.describeAll, attributes: withID(d.attributes()),
-		list: d.list, flatten: d.flatten, unfiltered: d.unfiltered,
+		list: d.list, flatten: d.mapping(), unfiltered: d.unfiltered,
 	}
+}
+
+// mapping is the family's flatten, with diagnostics.
+func (d dataSources[T, M]) mapping() flattenFunc[T, M] {
+	if d.flattenDiags != nil {
+		return d.flattenDiags
+	}
+	return noDiags(d.flatten)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
+	"github.com/warrenhq/terraform-provider-warren/internal/client"
 	"github.com/warrenhq/terraform-provider-warren/provider/validators"
 )
 
@@ -381,4 +382,55 @@ func nonEmptyIDs(max int) []validator.List {
 
 func oneOf(values ...string) []validator.String {
 	return []validator.String{stringvalidator.OneOf(values...)}
+}
+
+// namedModule is one module of an owner's model: its API name (also its attribute's) and value.
+type namedModule struct {
+	name  string
+	value types.Object
+}
+
+// moduleDeleter is a client's DeleteModule (Collection.DeleteModule).
+type moduleDeleter = func(ctx context.Context, id, module string) error
+
+// ownedModules are the modules of an owner (an edge, a route) for its update: the API's PATCH
+// keeps the modules it omits, so one removed from the configuration is DELETEd.
+type ownedModules[M any] struct {
+	// of lists the model's modules, in the order removed ones are deleted: a module that
+	// needs another comes before it (mutual_tls before tls_termination).
+	of func(*M) []namedModule
+	// del is the DELETE of the owner's modules; it may depend on the model (a route's edge).
+	del func(c *client.Client, m *M) moduleDeleter
+}
+
+// removed names the modules the prior state has and the plan has not.
+func (o ownedModules[M]) removed(plan, prior *M) []string {
+	if o.of == nil {
+		return nil
+	}
+	planned := map[string]bool{}
+	for _, m := range o.of(plan) {
+		planned[m.name] = !m.value.IsNull()
+	}
+	var out []string
+	for _, m := range o.of(prior) {
+		if !m.value.IsNull() && !planned[m.name] {
+			out = append(out, m.name)
+		}
+	}
+	return out
+}
+
+// remove DELETEs the modules removed from the configuration of the owner id, in order; one
+// already gone is fine.
+func (o ownedModules[M]) remove(ctx context.Context, c *client.Client, what, id string, plan, prior *M) error {
+	for _, name := range o.removed(plan, prior) {
+		del := o.del(c, prior)
+		if _, err := apiCall(ctx, "delete", what+" module "+name, id, func(ctx context.Context) (struct{}, error) {
+			return struct{}{}, del(ctx, id, name)
+		}); err != nil && !client.IsNotFound(err) {
+			return err
+		}
+	}
+	return nil
 }

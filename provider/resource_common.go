@@ -118,15 +118,31 @@ func apiDelete(ctx context.Context, family, id string, del func(context.Context,
 // into a request failed, and the diagnostics already say why.
 var errInvalidPlan = errors.New("the plan could not be turned into a request")
 
-// createResource reads the plan into a model, calls create, maps the answer back and saves
-// the state.
-func createResource[M any, T any](ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse, what string, create func(context.Context, *M) (*T, error), flatten func(*T, *M)) {
-	var m M
+// flattenFunc maps an API object onto a model. Its diagnostics are those of building module
+// values (module.value); a flatten that cannot fail is adapted with noDiags.
+type flattenFunc[T, M any] func(context.Context, *T, *M) diag.Diagnostics
+
+// noDiags adapts a flatten that cannot fail.
+func noDiags[T, M any](f func(*T, *M)) flattenFunc[T, M] {
+	return func(_ context.Context, t *T, m *M) diag.Diagnostics { f(t, m); return nil }
+}
+
+// planned is what a create or update call works from: the plan, the configuration (which
+// alone holds write-only values such as `<secret>_wo`) and, on update, the prior state.
+type planned[M any] struct {
+	plan, config, prior *M
+}
+
+// createResource reads the plan (and the configuration) into models, calls create, maps the
+// answer back and saves the state.
+func createResource[M any, T any](ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse, what string, create func(context.Context, planned[M]) (*T, error), flatten flattenFunc[T, M]) {
+	var m, config M
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
+	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	obj, err := apiCall(ctx, "create", what, "", func(ctx context.Context) (*T, error) { return create(ctx, &m) })
+	obj, err := apiCall(ctx, "create", what, "", func(ctx context.Context) (*T, error) { return create(ctx, planned[M]{plan: &m, config: &config}) })
 	if errors.Is(err, errInvalidPlan) {
 		return
 	}
@@ -134,13 +150,13 @@ func createResource[M any, T any](ctx context.Context, req resource.CreateReques
 		addAPIError(ctx, &resp.Diagnostics, req.Plan.Schema, "create "+what, err)
 		return
 	}
-	flatten(obj, &m)
+	resp.Diagnostics.Append(flatten(ctx, obj, &m)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 
 // readResource refreshes the state from the API; an object deleted behind Terraform's back
 // is removed from state so that the next plan creates it again.
-func readResource[M any, T any](ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse, what string, id func(*M) string, get func(context.Context, string) (*T, error), flatten func(*T, *M)) {
+func readResource[M any, T any](ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse, what string, id func(*M) string, get func(context.Context, string) (*T, error), flatten flattenFunc[T, M]) {
 	var m M
 	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
 	if resp.Diagnostics.HasError() {
@@ -155,28 +171,42 @@ func readResource[M any, T any](ctx context.Context, req resource.ReadRequest, r
 		addAPIError(ctx, &resp.Diagnostics, req.State.Schema, "read "+what, err)
 		return
 	}
-	flatten(obj, &m)
+	resp.Diagnostics.Append(flatten(ctx, obj, &m)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 
 // updateResource sends the plan as a PATCH; prior is the state before the update (for IDs
-// and values the API does not return again, such as tokens).
-func updateResource[M any, T any](ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse, what string, id func(*M) string, update func(ctx context.Context, plan, prior *M) (*T, error), flatten func(*T, *M)) {
-	var plan, prior M
+// and values the API does not return again, such as tokens). An update may take several
+// calls (modules removed, then the PATCH): when one fails, reread (nil: none) fetches the
+// object again so that the state holds what the earlier calls changed, not the prior state.
+func updateResource[M any, T any](ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse, what string, id func(*M) string, update func(context.Context, planned[M]) (*T, error), flatten flattenFunc[T, M], reread getFunc[T]) {
+	var plan, prior, config M
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
+	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	obj, err := apiCall(ctx, "update", what, id(&prior), func(ctx context.Context) (*T, error) { return update(ctx, &plan, &prior) })
+	obj, err := apiCall(ctx, "update", what, id(&prior), func(ctx context.Context) (*T, error) {
+		return update(ctx, planned[M]{plan: &plan, config: &config, prior: &prior})
+	})
 	if errors.Is(err, errInvalidPlan) {
 		return
 	}
 	if err != nil {
 		addAPIError(ctx, &resp.Diagnostics, req.Plan.Schema, "update "+what, err)
+		if reread == nil {
+			return // the framework keeps the prior state
+		}
+		obj, err := apiCall(ctx, "get", what, id(&prior), func(ctx context.Context) (*T, error) { return reread(ctx, id(&prior)) })
+		if err != nil {
+			return // nothing better known than the prior state
+		}
+		resp.Diagnostics.Append(flatten(ctx, obj, &prior)...)
+		resp.Diagnostics.Append(resp.State.Set(ctx, &prior)...)
 		return
 	}
-	flatten(obj, &plan)
+	resp.Diagnostics.Append(flatten(ctx, obj, &plan)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
@@ -449,25 +479,61 @@ func checkRule(diags *diag.Diagnostics, summary string, known bool, rule func() 
 // it, declares how to get, delete and map its object, and writes only Metadata, Schema,
 // Create and Update (and its validators) itself.
 type crud[M any, T any] struct {
-	client  *client.Client
-	what    string // for messages, e.g. "API key"
-	id      func(*M) string
-	get     func(*client.Client) getFunc[T]
-	del     func(*client.Client) func(context.Context, string) error
-	flatten func(*T, *M)
+	client *client.Client
+	what   string // for messages, e.g. "API key"
+	id     func(*M) string
+	get    func(*client.Client) getFunc[T]
+	del    func(*client.Client) func(context.Context, string) error
+	// flatten maps the API object onto the model; flattenDiags, when set, is used instead,
+	// for a mapping that reports diagnostics (module values).
+	flatten      func(*T, *M)
+	flattenDiags flattenFunc[T, M]
 	// members are the rules over which attributes are set (conflicts, exactly one of …),
 	// checked by ValidateConfig and, with unknown values counted as set, by ModifyPlan.
 	members []validators.Members
+	// modules are the owner's modules (edges, routes): update DELETEs each one the prior
+	// state has and the plan no longer has, before its PATCH (which keeps omitted modules).
+	modules ownedModules[M]
+}
+
+// mapping is the resource's flatten, with diagnostics.
+func (r *crud[M, T]) mapping() flattenFunc[T, M] {
+	if r.flattenDiags != nil {
+		return r.flattenDiags
+	}
+	return noDiags(r.flatten)
 }
 
 // create reads the plan, calls the API and saves what it answered.
 func (r *crud[M, T]) create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse, call func(context.Context, *M) (*T, error)) {
-	createResource(ctx, req, resp, r.what, call, r.flatten)
+	r.createFrom(ctx, req, resp, func(ctx context.Context, p planned[M]) (*T, error) { return call(ctx, p.plan) })
+}
+
+// createFrom is create for a call that also needs the configuration (write-only values).
+func (r *crud[M, T]) createFrom(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse, call func(context.Context, planned[M]) (*T, error)) {
+	createResource(ctx, req, resp, r.what, call, r.mapping())
 }
 
 // update sends the plan (prior is the state before it) and saves what the API answered.
 func (r *crud[M, T]) update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse, call func(ctx context.Context, plan, prior *M) (*T, error)) {
-	updateResource(ctx, req, resp, r.what, r.id, call, r.flatten)
+	r.updateFrom(ctx, req, resp, func(ctx context.Context, p planned[M]) (*T, error) { return call(ctx, p.plan, p.prior) })
+}
+
+// updateFrom is update for a call that also needs the configuration. The modules removed
+// from the configuration are deleted first (a module being replaced by another, e.g. one
+// auth module by the next, must go before the PATCH adds its successor); when a call fails,
+// the state is read back from the API, so it holds what the calls before it changed.
+func (r *crud[M, T]) updateFrom(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse, call func(context.Context, planned[M]) (*T, error)) {
+	var reread getFunc[T]
+	if r.get != nil {
+		reread = r.get(r.client)
+	}
+	updateResource(ctx, req, resp, r.what, r.id, func(ctx context.Context, p planned[M]) (*T, error) {
+		if err := r.modules.remove(ctx, r.client, r.what, r.id(p.prior), p.plan, p.prior); err != nil {
+			return nil, err
+		}
+		return call(ctx, p)
+	}, r.mapping(), reread)
 }
 
 func (r *crud[M, T]) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
@@ -475,7 +541,7 @@ func (r *crud[M, T]) Configure(_ context.Context, req resource.ConfigureRequest,
 }
 
 func (r *crud[M, T]) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	readResource(ctx, req, resp, r.what, r.id, r.get(r.client), r.flatten)
+	readResource(ctx, req, resp, r.what, r.id, r.get(r.client), r.mapping())
 }
 
 func (r *crud[M, T]) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
