@@ -38,10 +38,16 @@ var (
 // NewHTTPSEdgeResource is warren_https_edge.
 func NewHTTPSEdgeResource() resource.Resource {
 	return &httpsEdgeResource{crud[httpsEdgeModel, api.HTTPSEdge]{
-		what: "HTTPS edge", id: httpsEdgeID, flatten: flattenHTTPSEdgeResource,
+		what: "HTTPS edge", id: httpsEdgeID, flattenDiags: flattenHTTPSEdgeResource,
 		members: append(httpsEdgeMutualTLS.memberRules(path.Root("mutual_tls")), httpsEdgeTLSTermination.memberRules(path.Root("tls_termination"))...),
-		get:     func(c *client.Client) getFunc[api.HTTPSEdge] { return c.HTTPSEdges.Get },
-		del:     func(c *client.Client) func(context.Context, string) error { return c.HTTPSEdges.Delete },
+		modules: ownedModules[httpsEdgeModel]{
+			of: func(m *httpsEdgeModel) []namedModule {
+				return []namedModule{{"mutual_tls", m.MutualTLS}, {"tls_termination", m.TLSTermination}}
+			},
+			del: func(c *client.Client, _ *httpsEdgeModel) moduleDeleter { return c.HTTPSEdges.DeleteModule },
+		},
+		get: func(c *client.Client) getFunc[api.HTTPSEdge] { return c.HTTPSEdges.Get },
+		del: func(c *client.Client) func(context.Context, string) error { return c.HTTPSEdges.Delete },
 	}}
 }
 
@@ -255,12 +261,12 @@ func flattenHTTPSEdge(ctx context.Context, e *api.HTTPSEdge, m *httpsEdgeModel, 
 	return diags
 }
 
-func flattenHTTPSEdgeResource(e *api.HTTPSEdge, m *httpsEdgeModel) {
-	flattenHTTPSEdge(context.Background(), e, m, false)
+func flattenHTTPSEdgeResource(ctx context.Context, e *api.HTTPSEdge, m *httpsEdgeModel) diag.Diagnostics {
+	return flattenHTTPSEdge(ctx, e, m, false)
 }
 
-func flattenHTTPSEdgeData(e *api.HTTPSEdge, m *httpsEdgeModel) {
-	flattenHTTPSEdge(context.Background(), e, m, true)
+func flattenHTTPSEdgeData(ctx context.Context, e *api.HTTPSEdge, m *httpsEdgeModel) diag.Diagnostics {
+	return flattenHTTPSEdge(ctx, e, m, true)
 }
 
 // httpsEdgeDataSources are data.warren_https_edge and data.warren_https_edges.
@@ -280,8 +286,8 @@ var httpsEdgeDataSources = dataSources[api.HTTPSEdge, httpsEdgeModel]{
 			"created_at":      computedString("When the edge was created (RFC 3339)."),
 		}
 	},
-	get:        func(c *client.Client) getFunc[api.HTTPSEdge] { return c.HTTPSEdges.Get },
-	list:       func(c *client.Client) listFunc[api.HTTPSEdge] { return c.HTTPSEdges.List },
-	flatten:    flattenHTTPSEdgeData,
-	unfiltered: true,
+	get:          func(c *client.Client) getFunc[api.HTTPSEdge] { return c.HTTPSEdges.Get },
+	list:         func(c *client.Client) listFunc[api.HTTPSEdge] { return c.HTTPSEdges.List },
+	flattenDiags: flattenHTTPSEdgeData,
+	unfiltered:   true,
 }

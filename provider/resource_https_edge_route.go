@@ -38,7 +38,22 @@ func NewHTTPSEdgeRouteResource() resource.Resource {
 		members = append(members, s.rules(path.Root(s.name))...)
 	}
 	return &httpsEdgeRouteResource{crud[httpsEdgeRouteModel, api.HTTPSEdgeRoute]{
-		what: "HTTPS edge route", id: routeKey, flatten: flattenHTTPSEdgeRouteResource, members: members,
+		what: "HTTPS edge route", id: routeKey, flattenDiags: flattenHTTPSEdgeRouteResource, members: members,
+		modules: ownedModules[httpsEdgeRouteModel]{
+			of: func(m *httpsEdgeRouteModel) []namedModule {
+				out := make([]namedModule, len(routeModules))
+				for i, s := range routeModules {
+					out[i] = namedModule{s.name, *s.field(m)}
+				}
+				return out
+			},
+			// The crud's ID is the route key; the route's own calls go under its edge.
+			del: func(c *client.Client, m *httpsEdgeRouteModel) moduleDeleter {
+				return func(ctx context.Context, _, module string) error {
+					return c.HTTPSEdgeRoutes.Under(m.EdgeID.ValueString()).DeleteModule(ctx, m.ID.ValueString(), module)
+				}
+			},
+		},
 		get: func(c *client.Client) getFunc[api.HTTPSEdgeRoute] {
 			return func(ctx context.Context, key string) (*api.HTTPSEdgeRoute, error) {
 				edgeID, id, _ := strings.Cut(key, "/")
@@ -225,27 +240,23 @@ func checkOneAuthModule(ctx context.Context, m *httpsEdgeRouteModel, diags *diag
 }
 
 func (r *httpsEdgeRouteResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var config httpsEdgeRouteModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
-	r.create(ctx, req, resp, func(ctx context.Context, m *httpsEdgeRouteModel) (*api.HTTPSEdgeRoute, error) {
-		in := expandHTTPSEdgeRoute(ctx, m, &config, &resp.Diagnostics)
+	r.createFrom(ctx, req, resp, func(ctx context.Context, p planned[httpsEdgeRouteModel]) (*api.HTTPSEdgeRoute, error) {
+		in := expandHTTPSEdgeRoute(ctx, p.plan, p.config, &resp.Diagnostics)
 		if resp.Diagnostics.HasError() {
 			return nil, errInvalidPlan
 		}
-		return r.client.HTTPSEdgeRoutes.Under(m.EdgeID.ValueString()).Create(ctx, in)
+		return r.client.HTTPSEdgeRoutes.Under(p.plan.EdgeID.ValueString()).Create(ctx, in)
 	})
 }
 
 func (r *httpsEdgeRouteResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var config httpsEdgeRouteModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
-	r.update(ctx, req, resp, func(ctx context.Context, plan, prior *httpsEdgeRouteModel) (*api.HTTPSEdgeRoute, error) {
-		in := expandHTTPSEdgeRoute(ctx, plan, &config, &resp.Diagnostics)
+	r.updateFrom(ctx, req, resp, func(ctx context.Context, p planned[httpsEdgeRouteModel]) (*api.HTTPSEdgeRoute, error) {
+		in := expandHTTPSEdgeRoute(ctx, p.plan, p.config, &resp.Diagnostics)
 		if resp.Diagnostics.HasError() {
 			return nil, errInvalidPlan
 		}
-		in.Description, in.Metadata = clearable(plan.Description), clearable(plan.Metadata)
-		return r.client.HTTPSEdgeRoutes.Under(prior.EdgeID.ValueString()).Update(ctx, prior.ID.ValueString(), in)
+		in.Description, in.Metadata = clearable(p.plan.Description), clearable(p.plan.Metadata)
+		return r.client.HTTPSEdgeRoutes.Under(p.prior.EdgeID.ValueString()).Update(ctx, p.prior.ID.ValueString(), in)
 	})
 }
 
@@ -290,12 +301,12 @@ func flattenHTTPSEdgeRoute(ctx context.Context, r *api.HTTPSEdgeRoute, m *httpsE
 	return diags
 }
 
-func flattenHTTPSEdgeRouteResource(r *api.HTTPSEdgeRoute, m *httpsEdgeRouteModel) {
-	flattenHTTPSEdgeRoute(context.Background(), r, m, false)
+func flattenHTTPSEdgeRouteResource(ctx context.Context, r *api.HTTPSEdgeRoute, m *httpsEdgeRouteModel) diag.Diagnostics {
+	return flattenHTTPSEdgeRoute(ctx, r, m, false)
 }
 
-func flattenHTTPSEdgeRouteData(r *api.HTTPSEdgeRoute, m *httpsEdgeRouteModel) {
-	flattenHTTPSEdgeRoute(context.Background(), r, m, true)
+func flattenHTTPSEdgeRouteData(ctx context.Context, r *api.HTTPSEdgeRoute, m *httpsEdgeRouteModel) diag.Diagnostics {
+	return flattenHTTPSEdgeRoute(ctx, r, m, true)
 }
 
 // moduleSlot is one module of an owner (model M, request In, response Out): where it sits in
