@@ -116,6 +116,7 @@ func (m member) resource() rschema.Attribute {
 	}
 	if m.kind == kindPolicy {
 		a.CustomType = policyType{}
+		a.PlanModifiers = append(a.PlanModifiers, keepSamePolicy{})
 	}
 	return a
 }
@@ -435,4 +436,13 @@ func (o ownedModules[M]) remove(ctx context.Context, c *client.Client, what, id 
 		}
 	}
 	return nil
+}
+
+// of is the module's value in a resource's state (data false; prior is the plan's or the
+// state's value) or in a data source (data true).
+func (d module[M, Req, Resp]) of(ctx context.Context, r *Resp, prior types.Object, data bool, diags *diag.Diagnostics) types.Object {
+	if data {
+		return d.dataValue(ctx, r, diags)
+	}
+	return d.value(ctx, r, prior, diags)
 }

@@ -178,6 +178,8 @@ func (p *warrenProvider) Resources(context.Context) []func() resource.Resource {
 		NewWeightedBackendResource,
 		NewHTTPSEdgeResource,
 		NewHTTPSEdgeRouteResource,
+		NewTCPEdgeResource,
+		NewTLSEdgeResource,
 	}
 }
 
@@ -202,6 +204,8 @@ func (p *warrenProvider) DataSources(context.Context) []func() datasource.DataSo
 		weightedBackendDataSources.object, weightedBackendDataSources.all,
 		httpsEdgeDataSources.object, httpsEdgeDataSources.all,
 		httpsEdgeRouteDataSource,
+		tcpEdgeDataSources.object, tcpEdgeDataSources.all,
+		tlsEdgeDataSources.object, tlsEdgeDataSources.all,
 	}
 }
 

@@ -190,11 +190,10 @@ func updateResource[M any, T any](ctx context.Context, req resource.UpdateReques
 	obj, err := apiCall(ctx, "update", what, id(&prior), func(ctx context.Context) (*T, error) {
 		return update(ctx, planned[M]{plan: &plan, config: &config, prior: &prior})
 	})
-	if errors.Is(err, errInvalidPlan) {
-		return
-	}
 	if err != nil {
-		addAPIError(ctx, &resp.Diagnostics, req.Plan.Schema, "update "+what, err)
+		if !errors.Is(err, errInvalidPlan) { // else the diagnostics say why
+			addAPIError(ctx, &resp.Diagnostics, req.Plan.Schema, "update "+what, err)
+		}
 		if reread == nil {
 			return // the framework keeps the prior state
 		}

@@ -3,8 +3,6 @@ package provider
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
@@ -12,8 +10,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	rschema "github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
@@ -79,7 +75,7 @@ func (r *httpsEdgeResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 			"id":          idAttribute("HTTPS edge"),
 			"description": descriptionAttribute("edge"),
 			"metadata":    metadataAttribute(),
-			"hostports":   hostportsAttribute("https"),
+			"hostports":   httpsHostportsAttribute(),
 			"mutual_tls":  httpsEdgeMutualTLS.resourceAttribute(moduleDescription("mutual_tls", "clients must present a certificate signed by one of these certificate authorities.")),
 			"tls_termination": httpsEdgeTLSTermination.resourceAttribute(moduleDescription("tls_termination",
 				"the lowest TLS version the edge accepts. TLS always ends at an HTTPS edge (`terminate_at` is `edge`).")),
@@ -93,111 +89,20 @@ func (r *httpsEdgeResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 	}
 }
 
-// hostportsAttribute is an edge's hostports: `host:port` strings checked at plan time as the
-// server checks their form (rules.Hostport; HTTPS and TLS edges take port 443 only). The
-// host is case-insensitive: the API lowercases it, and the configured spelling is kept.
-func hostportsAttribute(edge string) rschema.ListAttribute {
-	what := "reserved domains of the account on port 443, e.g. `app.example.com:443` (a name under a reserved wildcard domain too)"
-	if edge == "tcp" {
-		what = "reserved TCP addresses of the account, e.g. `1.tcp.warren.example:12345`"
-	}
-	return rschema.ListAttribute{
-		MarkdownDescription: "Where the edge listens: " + what + ". A hostport belongs to one edge. The host is case-insensitive (the API lowercases it); a spelling differing only in case from the state's is no change. Null when not set.",
-		ElementType:         types.StringType,
-		Optional:            true,
-		Validators: []validator.List{
-			listvalidator.ValueStringsAre(validators.String("a hostport: hostname:port", func(s string) error { return hostportRule(edge, s) })),
-			hostportsUnique{},
-		},
-		PlanModifiers: []planmodifier.List{sameList(strings.ToLower)},
-	}
+// httpsHostportsAttribute is the shared hostports attribute with the HTTPS edge's port rule.
+func httpsHostportsAttribute() rschema.ListAttribute {
+	a := hostportsAttribute("Where the edge listens: reserved domains of the account on port 443, e.g. `app.example.com:443` (a name under a reserved wildcard domain too). A hostport belongs to one edge.")
+	a.Validators = append(a.Validators, listvalidator.ValueStringsAre(validators.String("the port is 443", port443)))
+	return a
 }
 
-// hostportRule is the form of one hostport (ERR_7104, ERR_7112) and, on HTTPS and TLS
-// edges, the port 443 (ERR_7116).
-func hostportRule(edge, s string) error {
-	_, port, err := rules.Hostport(s)
-	if err == nil && edge != "tcp" && port != 443 {
+// port443 is the HTTPS and TLS edges' port rule (the API's ERR_7116), for a hostport whose
+// form is right (hostportsValidator reports the others).
+func port443(s string) error {
+	if _, port, err := rules.Hostport(s); err == nil && port != 443 {
 		return fmt.Errorf("the hostport %s must use port 443 (ERR_7116)", rules.Quote(s))
 	}
-	return err
-}
-
-// hostportsUnique refuses a hostport listed twice, in any case (the API's ERR_215).
-type hostportsUnique struct{}
-
-func (hostportsUnique) Description(context.Context) string {
-	return "each hostport is listed once (case-insensitive)"
-}
-func (v hostportsUnique) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
-func (hostportsUnique) ValidateList(_ context.Context, req validator.ListRequest, resp *validator.ListResponse) {
-	var seen []string
-	for _, e := range req.ConfigValue.Elements() {
-		s, ok := e.(types.String)
-		if !ok || !known(s) {
-			continue
-		}
-		hp := strings.ToLower(s.ValueString())
-		if slices.Contains(seen, hp) {
-			resp.Diagnostics.AddAttributeError(req.Path, "Duplicate hostport", fmt.Sprintf("The hostport %s is listed more than once.", rules.Quote(s.ValueString())))
-			return
-		}
-		seen = append(seen, hp)
-	}
-}
-
-// sameList keeps the state's list of strings when both normalise alike, element by element.
-func sameList(normalize func(string) string) planmodifier.List { return sameListModifier(normalize) }
-
-type sameListModifier func(string) string
-
-func (m sameListModifier) Description(context.Context) string {
-	return "A value that means the same as the one in state (e.g. differs only in case) is no change."
-}
-func (m sameListModifier) MarkdownDescription(ctx context.Context) string { return m.Description(ctx) }
-func (m sameListModifier) PlanModifyList(_ context.Context, req planmodifier.ListRequest, resp *planmodifier.ListResponse) {
-	if known(req.StateValue) && fullyKnownList(req.PlanValue) && sameStrings(stringsOf(req.StateValue), stringsOf(req.PlanValue), m) {
-		resp.PlanValue = req.StateValue
-	}
-}
-
-func fullyKnownList(v types.List) bool {
-	if !known(v) {
-		return false
-	}
-	for _, e := range v.Elements() {
-		if e.IsUnknown() {
-			return false
-		}
-	}
-	return true
-}
-
-func sameStrings(a, b []string, normalize func(string) string) bool {
-	return slices.EqualFunc(a, b, func(x, y string) bool { return normalize(x) == normalize(y) })
-}
-
-// hostportsValue maps the API's hostports: the prior spelling when it means the same, null
-// while the prior value is null and the API has none.
-func hostportsValue(hostports []string, prior types.List, data bool) types.List {
-	switch {
-	case data:
-		return stringList(hostports)
-	case len(hostports) == 0 && prior.IsNull():
-		return types.ListNull(types.StringType)
-	case fullyKnownList(prior) && sameStrings(stringsOf(prior), hostports, strings.ToLower):
-		return prior
-	}
-	return stringList(hostports)
-}
-
-// hostportsRequest is the hostports of a create or PATCH: [] when null, so that removing
-// them from the configuration clears them (an omitted member keeps them).
-func hostportsRequest(v types.List) []string {
-	if out := stringsOf(v); out != nil {
-		return out
-	}
-	return []string{}
+	return nil
 }
 
 func (r *httpsEdgeResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -230,7 +135,7 @@ func httpsEdgeID(m *httpsEdgeModel) string { return m.ID.ValueString() }
 func expandHTTPSEdge(ctx context.Context, m *httpsEdgeModel) (api.HTTPSEdgeCreate, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	in := api.HTTPSEdgeCreate{
-		Description: optional(m.Description), Metadata: optional(m.Metadata), Hostports: hostportsRequest(m.Hostports),
+		Description: optional(m.Description), Metadata: optional(m.Metadata), Hostports: stringsOf(m.Hostports),
 		MutualTLS:      httpsEdgeMutualTLS.request(ctx, m.MutualTLS, m.MutualTLS, &diags),
 		TLSTermination: httpsEdgeTLSTermination.request(ctx, m.TLSTermination, m.TLSTermination, &diags),
 	}
@@ -244,7 +149,7 @@ func flattenHTTPSEdge(ctx context.Context, e *api.HTTPSEdge, m *httpsEdgeModel, 
 	m.ID = types.StringValue(e.ID)
 	m.Description = emptyAsNull(e.Description, m.Description)
 	m.Metadata = emptyAsNull(e.Metadata, m.Metadata)
-	m.Hostports = hostportsValue(e.Hostports, m.Hostports, data)
+	m.Hostports = hostportsValue(e.Hostports, m.Hostports)
 	if data {
 		m.MutualTLS = httpsEdgeMutualTLS.dataValue(ctx, e.MutualTLS, &diags)
 		m.TLSTermination = httpsEdgeTLSTermination.dataValue(ctx, e.TLSTermination, &diags)

@@ -81,8 +81,18 @@ resource "warren_https_edge_route" "test" {
     provider = "GitHub"
     secret   = "whsec-kept-sensitive"
   }`)
-	routeModules := func(rs *terraform.ResourceState) moduleGetter {
+	routeModules := func(rs *terraform.ResourceState) func(ctx context.Context, id, module string, out any) error {
 		return env.client.HTTPSEdgeRoutes.Under(rs.Primary.Attributes["edge_id"]).GetModule
+	}
+	// routeModuleGone checks through the API that the route has none of modules (GET 404).
+	routeModuleGone := func(modules ...string) resource.TestCheckFunc {
+		return func(s *terraform.State) error {
+			rs, ok := s.RootModule().Resources[addr]
+			if !ok {
+				return fmt.Errorf("%s not in state", addr)
+			}
+			return moduleGone(addr, routeModules(rs), modules...)(s)
+		}
 	}
 	importID := func(s *terraform.State) (string, error) {
 		rs := s.RootModule().Resources[addr]
@@ -142,7 +152,7 @@ resource "warren_https_edge_route" "test" {
 				// Modules changed in place, removed (DELETE) and added.
 				Config:           updated,
 				ConfigPlanChecks: expectAction(addr, plancheck.ResourceActionUpdate),
-				Check:            moduleGone(addr, "ip_restriction", routeModules),
+				Check:            routeModuleGone("ip_restriction"),
 				ConfigStateChecks: []statecheck.StateCheck{
 					stateValue(addr, "ip_restriction", knownvalue.Null()),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("circuit_breaker").AtMapKey("tripped_duration"), knownvalue.Int64Exact(30)),
@@ -154,8 +164,7 @@ resource "warren_https_edge_route" "test" {
 				Config:           oidc,
 				ConfigPlanChecks: expectAction(addr, plancheck.ResourceActionUpdate),
 				Check: resource.ComposeAggregateTestCheckFunc(
-					moduleGone(addr, "request_headers", routeModules),
-					moduleGone(addr, "traffic_policy", routeModules),
+					routeModuleGone("request_headers", "traffic_policy", "compression", "user_agent_filter", "circuit_breaker"),
 					// The server has the secret …
 					func(s *terraform.State) error {
 						rs := s.RootModule().Resources[addr]
@@ -192,7 +201,7 @@ resource "warren_https_edge_route" "test" {
 			{
 				Config:           saml,
 				ConfigPlanChecks: expectAction(addr, plancheck.ResourceActionUpdate),
-				Check:            moduleGone(addr, "oidc", routeModules),
+				Check:            routeModuleGone("oidc"),
 				ConfigStateChecks: []statecheck.StateCheck{
 					stateValue(addr, "oidc", knownvalue.Null()),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("saml").AtMapKey("entity_id"), knownvalue.StringRegexp(regexp.MustCompile(`/saml/edghtsrt_[0-9A-Za-z]{27}$`))),
@@ -205,7 +214,7 @@ resource "warren_https_edge_route" "test" {
 				// A new match in place; SAML removed, webhook verification with a sensitive secret.
 				Config:           webhook,
 				ConfigPlanChecks: expectAction(addr, plancheck.ResourceActionUpdate),
-				Check:            moduleGone(addr, "saml", routeModules),
+				Check:            routeModuleGone("saml"),
 				ConfigStateChecks: []statecheck.StateCheck{
 					stateValue(addr, "match", knownvalue.StringExact("/hooks")),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("webhook_verification").AtMapKey("provider"), knownvalue.StringExact("GitHub")),

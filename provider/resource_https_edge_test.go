@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"context"
 	"fmt"
 	"regexp"
 	"testing"
@@ -11,30 +10,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
-	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
-
-	"github.com/warrenhq/terraform-provider-warren/internal/client"
 )
-
-// moduleGetter is a collection's GetModule.
-type moduleGetter = func(ctx context.Context, id, module string, out any) error
-
-// moduleGone checks through the API that the module of the object at addr is not
-// configured (the server answers 404); of picks the owner's collection from the state.
-func moduleGone(addr, module string, of func(rs *terraform.ResourceState) moduleGetter) resource.TestCheckFunc {
-	return func(s *terraform.State) error {
-		rs, ok := s.RootModule().Resources[addr]
-		if !ok {
-			return fmt.Errorf("%s not in state", addr)
-		}
-		err := of(rs)(context.Background(), rs.Primary.ID, module, &struct{}{})
-		if !client.IsNotFound(err) {
-			return fmt.Errorf("module %s of %s: got %v, want the API's 404", module, rs.Primary.ID, err)
-		}
-		return nil
-	}
-}
 
 func TestAccHTTPSEdge(t *testing.T) {
 	env := newAccEnv(t)
@@ -107,7 +84,7 @@ resource "warren_https_edge_route" "api" {
 				// A module changed in place and one removed (DELETE: the server has none).
 				Config:           updated,
 				ConfigPlanChecks: expectAction(addr, plancheck.ResourceActionUpdate),
-				Check:            moduleGone(addr, "mutual_tls", func(*terraform.ResourceState) moduleGetter { return env.client.HTTPSEdges.GetModule }),
+				Check:            moduleGone(addr, env.client.HTTPSEdges.GetModule, "mutual_tls"),
 				ConfigStateChecks: []statecheck.StateCheck{
 					stateValue(addr, "mutual_tls", knownvalue.Null()),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("tls_termination").AtMapKey("min_version"), knownvalue.StringExact("1.3")),

@@ -1,0 +1,2 @@
+# Edge lists take no filter.
+data "warren_tcp_edges" "all" {}

@@ -1,0 +1,1 @@
+terraform import warren_tcp_edge.ssh edgtcp_2Ajx5GWqUPMFdbJPdrVk8pOL6Ue

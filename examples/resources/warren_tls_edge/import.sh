@@ -1,0 +1,1 @@
+terraform import warren_tls_edge.db edgtls_2Ajx5GWqUPMFdbJPdrVk8pOL6Ue

@@ -1,0 +1,130 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/warrenhq/terraform-provider-warren/internal/rules"
+)
+
+// What the edge resources share: their hostports. The API lowercases the host and writes the
+// port in decimal, so a hostport is compared in that form: the state keeps the configured
+// spelling, and a spelling that differs only so is no change.
+
+// hostportsAttribute is an edge's `hostports`: Optional with default [] (unset means none,
+// so removing them from the configuration removes them on the server), each element checked
+// by rules.Hostport at plan time.
+func hostportsAttribute(desc string) schema.ListAttribute {
+	return schema.ListAttribute{
+		MarkdownDescription: desc + " Written `hostname:port`; the host is case-insensitive. Defaults to none (`[]`).",
+		ElementType:         types.StringType,
+		Optional:            true,
+		Computed:            true,
+		Default:             listdefault.StaticValue(types.ListValueMust(types.StringType, []attr.Value{})),
+		Validators:          []validator.List{hostportsValidator{}},
+		PlanModifiers:       []planmodifier.List{sameStrings(hostportKey)},
+	}
+}
+
+// hostportKey is a hostport as the API stores it; a malformed one stays as given.
+func hostportKey(s string) string {
+	host, port, err := rules.Hostport(s)
+	if err != nil {
+		return s
+	}
+	return host + ":" + strconv.Itoa(port)
+}
+
+// hostportsValue maps the API's hostports, keeping the configured spelling when it means the
+// same.
+func hostportsValue(api []string, configured types.List) types.List {
+	if known(configured) && sameStringsAs(hostportKey, stringsOf(configured), api) {
+		return configured
+	}
+	return stringList(api)
+}
+
+// sameStringsAs says two lists are equal element by element once normalised.
+func sameStringsAs(normalize func(string) string, a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if normalize(a[i]) != normalize(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// hostportsValidator checks each known hostport (ERR_7104, ERR_7112) and that none is listed
+// twice (ERR_215), as the server does.
+type hostportsValidator struct{}
+
+func (hostportsValidator) Description(context.Context) string {
+	return "each hostport is hostname:port with a port from 1 to 65535, listed once"
+}
+func (v hostportsValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+
+func (hostportsValidator) ValidateList(_ context.Context, req validator.ListRequest, resp *validator.ListResponse) {
+	seen := map[string]bool{}
+	for i, e := range req.ConfigValue.Elements() {
+		s, ok := e.(types.String)
+		if !ok || !known(s) {
+			continue // known at apply: the server checks it
+		}
+		at := req.Path.AtListIndex(i)
+		if _, _, err := rules.Hostport(s.ValueString()); err != nil {
+			msg := err.Error()
+			var v *rules.Violation
+			if errors.As(err, &v) {
+				msg = v.Msg
+			}
+			resp.Diagnostics.AddAttributeError(at, "Invalid hostport", msg)
+			continue
+		}
+		key := hostportKey(s.ValueString())
+		if seen[key] {
+			resp.Diagnostics.AddAttributeError(at, "Duplicate hostport", "The hostport "+rules.Quote(s.ValueString())+" is listed more than once.")
+		}
+		seen[key] = true
+	}
+}
+
+// sameStrings keeps the state's list of strings when the planned one means the same element
+// by element (see sameString).
+func sameStrings(normalize func(string) string) planmodifier.List {
+	return sameStringsModifier(normalize)
+}
+
+type sameStringsModifier func(string) string
+
+func (m sameStringsModifier) Description(context.Context) string {
+	return "A value that means the same as the one in state (e.g. differs only in case) is no change."
+}
+func (m sameStringsModifier) MarkdownDescription(ctx context.Context) string {
+	return m.Description(ctx)
+}
+func (m sameStringsModifier) PlanModifyList(_ context.Context, req planmodifier.ListRequest, resp *planmodifier.ListResponse) {
+	if !known(req.StateValue) || !known(req.PlanValue) {
+		return
+	}
+	for _, e := range req.PlanValue.Elements() {
+		if e.IsUnknown() {
+			return
+		}
+	}
+	if sameStringsAs(m, stringsOf(req.StateValue), stringsOf(req.PlanValue)) {
+		resp.PlanValue = req.StateValue
+	}
+}
