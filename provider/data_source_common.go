@@ -36,6 +36,10 @@ type objectDataSource[T any, M any] struct {
 	flatten     flattenFunc[T, M]
 	keyName     string                                                              // e.g. "name"
 	find        func(ctx context.Context, c *client.Client, key string) (*T, error) // nil result: no such object
+	// parentName is the attribute (in attributes, required) naming the parent of an object
+	// of a nested family, e.g. a route's edge_id; getUnder then replaces get.
+	parentName string
+	getUnder   func(c *client.Client, parentID string) getFunc[T]
 }
 
 var (
@@ -71,8 +75,11 @@ func (d *objectDataSource[T, M]) Configure(_ context.Context, req datasource.Con
 }
 
 func (d *objectDataSource[T, M]) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	var id, key types.String
+	var id, key, parent types.String
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("id"), &id)...)
+	if d.parentName != "" {
+		resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root(d.parentName), &parent)...)
+	}
 	if d.keyName != "" {
 		resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root(d.keyName), &key)...)
 	}
@@ -89,7 +96,11 @@ func (d *objectDataSource[T, M]) Read(ctx context.Context, req datasource.ReadRe
 			return
 		}
 	} else {
-		obj, err = apiCall(ctx, "get", what, id.ValueString(), func(ctx context.Context) (*T, error) { return d.get(d.client)(ctx, id.ValueString()) })
+		get := d.get
+		if d.parentName != "" {
+			get = func(c *client.Client) getFunc[T] { return d.getUnder(c, parent.ValueString()) }
+		}
+		obj, err = apiCall(ctx, "get", what, id.ValueString(), func(ctx context.Context) (*T, error) { return get(d.client)(ctx, id.ValueString()) })
 	}
 	if err != nil {
 		addAPIError(ctx, &resp.Diagnostics, req.Config.Schema, "read "+id.ValueString()+key.ValueString(), err)

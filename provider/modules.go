@@ -110,7 +110,9 @@ func (m member) resource() rschema.Attribute {
 		a.Default = stringdefault.StaticString(d)
 	}
 	if m.derived {
-		a.PlanModifiers = []planmodifier.String{stringplanmodifier.UseStateForUnknown()}
+		// Not UseStateForUnknown: a module added by an update has a null prior value, which
+		// would be planned as null although the server derives one.
+		a.PlanModifiers = []planmodifier.String{stringplanmodifier.UseNonNullStateForUnknown()}
 	}
 	if m.kind == kindPolicy {
 		a.CustomType = policyType{}

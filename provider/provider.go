@@ -176,6 +176,8 @@ func (p *warrenProvider) Resources(context.Context) []func() resource.Resource {
 		NewStaticBackendResource,
 		NewTunnelGroupBackendResource,
 		NewWeightedBackendResource,
+		NewHTTPSEdgeResource,
+		NewHTTPSEdgeRouteResource,
 		NewTCPEdgeResource,
 		NewTLSEdgeResource,
 	}
@@ -200,6 +202,8 @@ func (p *warrenProvider) DataSources(context.Context) []func() datasource.DataSo
 		staticBackendDataSources.object, staticBackendDataSources.all,
 		tunnelGroupBackendDataSources.object, tunnelGroupBackendDataSources.all,
 		weightedBackendDataSources.object, weightedBackendDataSources.all,
+		httpsEdgeDataSources.object, httpsEdgeDataSources.all,
+		httpsEdgeRouteDataSource,
 		tcpEdgeDataSources.object, tcpEdgeDataSources.all,
 		tlsEdgeDataSources.object, tlsEdgeDataSources.all,
 	}

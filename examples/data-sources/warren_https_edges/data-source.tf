@@ -1,0 +1,1 @@
+data "warren_https_edges" "all" {}

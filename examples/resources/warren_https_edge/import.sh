@@ -1,0 +1,1 @@
+terraform import warren_https_edge.shop edghts_2Ajx5GWqUPMFdbJPdrVk8pOL6Ue

@@ -1,0 +1,198 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	rschema "github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/warrenhq/terraform-provider-warren/internal/api"
+	"github.com/warrenhq/terraform-provider-warren/internal/client"
+	"github.com/warrenhq/terraform-provider-warren/internal/rules"
+	"github.com/warrenhq/terraform-provider-warren/provider/validators"
+)
+
+var (
+	_ resource.ResourceWithConfigure        = (*httpsEdgeResource)(nil)
+	_ resource.ResourceWithImportState      = (*httpsEdgeResource)(nil)
+	_ resource.ResourceWithConfigValidators = (*httpsEdgeResource)(nil)
+	_ resource.ResourceWithModifyPlan       = (*httpsEdgeResource)(nil)
+)
+
+// The modules of an HTTPS edge.
+var (
+	httpsEdgeMutualTLS      = mutualTLSModule
+	httpsEdgeTLSTermination = tlsTerminationModule("https")
+)
+
+// NewHTTPSEdgeResource is warren_https_edge.
+func NewHTTPSEdgeResource() resource.Resource {
+	return &httpsEdgeResource{crud[httpsEdgeModel, api.HTTPSEdge]{
+		what: "HTTPS edge", id: httpsEdgeID, flattenDiags: flattenHTTPSEdgeResource,
+		members: append(httpsEdgeMutualTLS.memberRules(path.Root("mutual_tls")), httpsEdgeTLSTermination.memberRules(path.Root("tls_termination"))...),
+		modules: ownedModules[httpsEdgeModel]{
+			of: func(m *httpsEdgeModel) []namedModule {
+				return []namedModule{{"mutual_tls", m.MutualTLS}, {"tls_termination", m.TLSTermination}}
+			},
+			del: func(c *client.Client, _ *httpsEdgeModel) moduleDeleter { return c.HTTPSEdges.DeleteModule },
+		},
+		get: func(c *client.Client) getFunc[api.HTTPSEdge] { return c.HTTPSEdges.Get },
+		del: func(c *client.Client) func(context.Context, string) error { return c.HTTPSEdges.Delete },
+	}}
+}
+
+type httpsEdgeResource struct {
+	crud[httpsEdgeModel, api.HTTPSEdge]
+}
+
+// httpsEdgeModel is the same in the resource and the data sources; the module objects differ
+// in type (a data source's have no input-only members).
+type httpsEdgeModel struct {
+	ID             types.String `tfsdk:"id"`
+	Description    types.String `tfsdk:"description"`
+	Metadata       types.String `tfsdk:"metadata"`
+	Hostports      types.List   `tfsdk:"hostports"`
+	MutualTLS      types.Object `tfsdk:"mutual_tls"`
+	TLSTermination types.Object `tfsdk:"tls_termination"`
+	Routes         types.List   `tfsdk:"routes"`
+	CreatedAt      types.String `tfsdk:"created_at"`
+}
+
+func (r *httpsEdgeResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_https_edge"
+}
+
+func (r *httpsEdgeResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = rschema.Schema{
+		MarkdownDescription: "An HTTPS edge serves HTTPS on reserved domains of the account (port 443). What happens to a request is decided by the edge's routes (`warren_https_edge_route`), each matching a path. Deleting the edge deletes its routes.",
+		Attributes: map[string]rschema.Attribute{
+			"id":          idAttribute("HTTPS edge"),
+			"description": descriptionAttribute("edge"),
+			"metadata":    metadataAttribute(),
+			"hostports":   httpsHostportsAttribute(),
+			"mutual_tls":  httpsEdgeMutualTLS.resourceAttribute(moduleDescription("mutual_tls", "clients must present a certificate signed by one of these certificate authorities.")),
+			"tls_termination": httpsEdgeTLSTermination.resourceAttribute(moduleDescription("tls_termination",
+				"the lowest TLS version the edge accepts. TLS always ends at an HTTPS edge (`terminate_at` is `edge`).")),
+			"routes": rschema.ListAttribute{
+				MarkdownDescription: "IDs of the edge's routes, in creation order. Routes are managed with `warren_https_edge_route`; this list is what the API reports, refreshed with the edge (it is known after apply whenever the edge changes).",
+				Computed:            true,
+				ElementType:         types.StringType,
+			},
+			"created_at": createdAtAttribute(),
+		},
+	}
+}
+
+// httpsHostportsAttribute is the shared hostports attribute with the HTTPS edge's port rule.
+func httpsHostportsAttribute() rschema.ListAttribute {
+	a := hostportsAttribute("Where the edge listens: reserved domains of the account on port 443, e.g. `app.example.com:443` (a name under a reserved wildcard domain too). A hostport belongs to one edge.")
+	a.Validators = append(a.Validators, listvalidator.ValueStringsAre(validators.String("the port is 443", port443)))
+	return a
+}
+
+// port443 is the HTTPS and TLS edges' port rule (the API's ERR_7116), for a hostport whose
+// form is right (hostportsValidator reports the others).
+func port443(s string) error {
+	if _, port, err := rules.Hostport(s); err == nil && port != 443 {
+		return fmt.Errorf("the hostport %s must use port 443 (ERR_7116)", rules.Quote(s))
+	}
+	return nil
+}
+
+func (r *httpsEdgeResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	r.create(ctx, req, resp, func(ctx context.Context, m *httpsEdgeModel) (*api.HTTPSEdge, error) {
+		in, diags := expandHTTPSEdge(ctx, m)
+		resp.Diagnostics.Append(diags...)
+		if diags.HasError() {
+			return nil, errInvalidPlan
+		}
+		return r.client.HTTPSEdges.Create(ctx, in)
+	})
+}
+
+func (r *httpsEdgeResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	r.update(ctx, req, resp, func(ctx context.Context, plan, prior *httpsEdgeModel) (*api.HTTPSEdge, error) {
+		in, diags := expandHTTPSEdge(ctx, plan)
+		resp.Diagnostics.Append(diags...)
+		if diags.HasError() {
+			return nil, errInvalidPlan
+		}
+		in.Description, in.Metadata = clearable(plan.Description), clearable(plan.Metadata)
+		return r.client.HTTPSEdges.Update(ctx, prior.ID.ValueString(), in)
+	})
+}
+
+func httpsEdgeID(m *httpsEdgeModel) string { return m.ID.ValueString() }
+
+// expandHTTPSEdge is the create or PATCH body of the plan. The edge's modules hold no
+// write-only member, so the plan alone is enough.
+func expandHTTPSEdge(ctx context.Context, m *httpsEdgeModel) (api.HTTPSEdgeCreate, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	in := api.HTTPSEdgeCreate{
+		Description: optional(m.Description), Metadata: optional(m.Metadata), Hostports: stringsOf(m.Hostports),
+		MutualTLS:      httpsEdgeMutualTLS.request(ctx, m.MutualTLS, m.MutualTLS, &diags),
+		TLSTermination: httpsEdgeTLSTermination.request(ctx, m.TLSTermination, m.TLSTermination, &diags),
+	}
+	return in, diags
+}
+
+// flattenHTTPSEdge maps the API's edge onto m (the plan's or the state's model); data says m
+// is a data source's.
+func flattenHTTPSEdge(ctx context.Context, e *api.HTTPSEdge, m *httpsEdgeModel, data bool) diag.Diagnostics {
+	var diags diag.Diagnostics
+	m.ID = types.StringValue(e.ID)
+	m.Description = emptyAsNull(e.Description, m.Description)
+	m.Metadata = emptyAsNull(e.Metadata, m.Metadata)
+	m.Hostports = hostportsValue(e.Hostports, m.Hostports)
+	if data {
+		m.MutualTLS = httpsEdgeMutualTLS.dataValue(ctx, e.MutualTLS, &diags)
+		m.TLSTermination = httpsEdgeTLSTermination.dataValue(ctx, e.TLSTermination, &diags)
+	} else {
+		m.MutualTLS = httpsEdgeMutualTLS.value(ctx, e.MutualTLS, m.MutualTLS, &diags)
+		m.TLSTermination = httpsEdgeTLSTermination.value(ctx, e.TLSTermination, m.TLSTermination, &diags)
+	}
+	routes := make([]string, len(e.Routes))
+	for i, rt := range e.Routes {
+		routes[i] = rt.ID
+	}
+	m.Routes = stringList(routes)
+	m.CreatedAt = types.StringValue(e.CreatedAt)
+	return diags
+}
+
+func flattenHTTPSEdgeResource(ctx context.Context, e *api.HTTPSEdge, m *httpsEdgeModel) diag.Diagnostics {
+	return flattenHTTPSEdge(ctx, e, m, false)
+}
+
+func flattenHTTPSEdgeData(ctx context.Context, e *api.HTTPSEdge, m *httpsEdgeModel) diag.Diagnostics {
+	return flattenHTTPSEdge(ctx, e, m, true)
+}
+
+// httpsEdgeDataSources are data.warren_https_edge and data.warren_https_edges.
+var httpsEdgeDataSources = dataSources[api.HTTPSEdge, httpsEdgeModel]{
+	name:        "https_edge",
+	plural:      "https_edges",
+	describeOne: "Reads an HTTPS edge by ID, with its modules and the IDs of its routes.",
+	describeAll: "Lists the account's HTTPS edges with their modules and route IDs.",
+	attributes: func() map[string]schema.Attribute {
+		return map[string]schema.Attribute{
+			"description":     computedString("What the edge is for."),
+			"metadata":        computedString("Arbitrary user data."),
+			"hostports":       computedStringList("Where the edge listens (`host:443`)."),
+			"mutual_tls":      httpsEdgeMutualTLS.dataAttribute("The `mutual_tls` module, or null."),
+			"tls_termination": httpsEdgeTLSTermination.dataAttribute("The `tls_termination` module, or null."),
+			"routes":          computedStringList("IDs of the edge's routes, in creation order."),
+			"created_at":      computedString("When the edge was created (RFC 3339)."),
+		}
+	},
+	get:          func(c *client.Client) getFunc[api.HTTPSEdge] { return c.HTTPSEdges.Get },
+	list:         func(c *client.Client) listFunc[api.HTTPSEdge] { return c.HTTPSEdges.List },
+	flattenDiags: flattenHTTPSEdgeData,
+	unfiltered:   true,
+}

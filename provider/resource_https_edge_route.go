@@ -1,0 +1,373 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	dschema "github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	rschema "github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/warrenhq/terraform-provider-warren/internal/api"
+	"github.com/warrenhq/terraform-provider-warren/internal/client"
+	"github.com/warrenhq/terraform-provider-warren/internal/ids"
+	"github.com/warrenhq/terraform-provider-warren/internal/rules"
+	"github.com/warrenhq/terraform-provider-warren/provider/validators"
+)
+
+var (
+	_ resource.ResourceWithConfigure        = (*httpsEdgeRouteResource)(nil)
+	_ resource.ResourceWithImportState      = (*httpsEdgeRouteResource)(nil)
+	_ resource.ResourceWithValidateConfig   = (*httpsEdgeRouteResource)(nil)
+	_ resource.ResourceWithConfigValidators = (*httpsEdgeRouteResource)(nil)
+	_ resource.ResourceWithModifyPlan       = (*httpsEdgeRouteResource)(nil)
+)
+
+// NewHTTPSEdgeRouteResource is warren_https_edge_route.
+func NewHTTPSEdgeRouteResource() resource.Resource {
+	var members []validators.Members
+	for _, s := range routeModules {
+		members = append(members, s.rules(path.Root(s.name))...)
+	}
+	return &httpsEdgeRouteResource{crud[httpsEdgeRouteModel, api.HTTPSEdgeRoute]{
+		what: "HTTPS edge route", id: routeKey, flattenDiags: flattenHTTPSEdgeRouteResource, members: members,
+		modules: ownedModules[httpsEdgeRouteModel]{
+			of: func(m *httpsEdgeRouteModel) []namedModule {
+				out := make([]namedModule, len(routeModules))
+				for i, s := range routeModules {
+					out[i] = namedModule{s.name, *s.field(m)}
+				}
+				return out
+			},
+			// The crud's ID is the route key; the route's own calls go under its edge.
+			del: func(c *client.Client, m *httpsEdgeRouteModel) moduleDeleter {
+				return func(ctx context.Context, _, module string) error {
+					return c.HTTPSEdgeRoutes.Under(m.EdgeID.ValueString()).DeleteModule(ctx, m.ID.ValueString(), module)
+				}
+			},
+		},
+		get: func(c *client.Client) getFunc[api.HTTPSEdgeRoute] {
+			return func(ctx context.Context, key string) (*api.HTTPSEdgeRoute, error) {
+				edgeID, id, _ := strings.Cut(key, "/")
+				return c.HTTPSEdgeRoutes.Under(edgeID).Get(ctx, id)
+			}
+		},
+		del: func(c *client.Client) func(context.Context, string) error {
+			return func(ctx context.Context, key string) error {
+				edgeID, id, _ := strings.Cut(key, "/")
+				return c.HTTPSEdgeRoutes.Under(edgeID).Delete(ctx, id)
+			}
+		},
+	}}
+}
+
+type httpsEdgeRouteResource struct {
+	crud[httpsEdgeRouteModel, api.HTTPSEdgeRoute]
+}
+
+// routeKey is what the route's calls are made with: `edge_id/route_id`, the import ID too.
+func routeKey(m *httpsEdgeRouteModel) string {
+	return m.EdgeID.ValueString() + "/" + m.ID.ValueString()
+}
+
+// httpsEdgeRouteModel is the same in the resource and the data source; the module objects
+// differ in type (a data source's have no input-only members).
+type httpsEdgeRouteModel struct {
+	ID                    types.String `tfsdk:"id"`
+	EdgeID                types.String `tfsdk:"edge_id"`
+	Description           types.String `tfsdk:"description"`
+	Metadata              types.String `tfsdk:"metadata"`
+	MatchType             types.String `tfsdk:"match_type"`
+	Match                 types.String `tfsdk:"match"`
+	Backend               types.Object `tfsdk:"backend"`
+	IPRestriction         types.Object `tfsdk:"ip_restriction"`
+	CircuitBreaker        types.Object `tfsdk:"circuit_breaker"`
+	Compression           types.Object `tfsdk:"compression"`
+	RequestHeaders        types.Object `tfsdk:"request_headers"`
+	ResponseHeaders       types.Object `tfsdk:"response_headers"`
+	WebhookVerification   types.Object `tfsdk:"webhook_verification"`
+	OAuth                 types.Object `tfsdk:"oauth"`
+	SAML                  types.Object `tfsdk:"saml"`
+	OIDC                  types.Object `tfsdk:"oidc"`
+	WebsocketTCPConverter types.Object `tfsdk:"websocket_tcp_converter"`
+	UserAgentFilter       types.Object `tfsdk:"user_agent_filter"`
+	TrafficPolicy         types.Object `tfsdk:"traffic_policy"`
+	CreatedAt             types.String `tfsdk:"created_at"`
+}
+
+type routeModule = moduleSlot[httpsEdgeRouteModel, api.HTTPSEdgeRouteCreate, api.HTTPSEdgeRoute]
+
+// routeModules are the 13 modules of a route, in the API's order.
+var routeModules = []routeModule{
+	slot("backend", "the backend (any kind) that serves the route's requests.", backendModule,
+		func(m *httpsEdgeRouteModel) *types.Object { return &m.Backend },
+		func(in *api.HTTPSEdgeRouteCreate) **api.BackendModuleRequest { return &in.Backend },
+		func(r *api.HTTPSEdgeRoute) *api.BackendModule { return r.Backend }),
+	slot("ip_restriction", "only source addresses that its IP policies allow get through.", ipRestrictionModule,
+		func(m *httpsEdgeRouteModel) *types.Object { return &m.IPRestriction },
+		func(in *api.HTTPSEdgeRouteCreate) **api.IPRestrictionModuleRequest { return &in.IPRestriction },
+		func(r *api.HTTPSEdgeRoute) *api.IPRestrictionModule { return r.IPRestriction }),
+	slot("circuit_breaker", "stops sending requests to a failing backend for a while.", circuitBreakerModule,
+		func(m *httpsEdgeRouteModel) *types.Object { return &m.CircuitBreaker },
+		func(in *api.HTTPSEdgeRouteCreate) **api.CircuitBreakerModuleRequest { return &in.CircuitBreaker },
+		func(r *api.HTTPSEdgeRoute) *api.CircuitBreakerModule { return r.CircuitBreaker }),
+	slot("compression", "compresses responses for clients that accept it.", toggleModule,
+		func(m *httpsEdgeRouteModel) *types.Object { return &m.Compression },
+		func(in *api.HTTPSEdgeRouteCreate) **api.ToggleModuleRequest { return &in.Compression },
+		func(r *api.HTTPSEdgeRoute) *api.ToggleModule { return r.Compression }),
+	slot("request_headers", "headers added to or removed from requests before they reach the backend.", headersModule,
+		func(m *httpsEdgeRouteModel) *types.Object { return &m.RequestHeaders },
+		func(in *api.HTTPSEdgeRouteCreate) **api.HeadersModuleRequest { return &in.RequestHeaders },
+		func(r *api.HTTPSEdgeRoute) *api.HeadersModule { return r.RequestHeaders }),
+	slot("response_headers", "headers added to or removed from responses.", headersModule,
+		func(m *httpsEdgeRouteModel) *types.Object { return &m.ResponseHeaders },
+		func(in *api.HTTPSEdgeRouteCreate) **api.HeadersModuleRequest { return &in.ResponseHeaders },
+		func(r *api.HTTPSEdgeRoute) *api.HeadersModule { return r.ResponseHeaders }),
+	slot("webhook_verification", "only requests signed by the webhook provider get through.", webhookVerificationModule,
+		func(m *httpsEdgeRouteModel) *types.Object { return &m.WebhookVerification },
+		func(in *api.HTTPSEdgeRouteCreate) **api.WebhookVerificationModuleRequest {
+			return &in.WebhookVerification
+		},
+		func(r *api.HTTPSEdgeRoute) *api.WebhookVerificationModule { return r.WebhookVerification }),
+	slot("oauth", "users sign in with an OAuth provider. At most one of `oauth`, `oidc` and `saml` may be enabled on a route, and on one route of an edge.", oauthModule,
+		func(m *httpsEdgeRouteModel) *types.Object { return &m.OAuth },
+		func(in *api.HTTPSEdgeRouteCreate) **api.OAuthModuleRequest { return &in.OAuth },
+		func(r *api.HTTPSEdgeRoute) *api.OAuthModule { return r.OAuth }),
+	slot("saml", "users sign in with a SAML identity provider; the service provider's URLs and request-signing certificate are derived per route. At most one of `oauth`, `oidc` and `saml` may be enabled on a route, and on one route of an edge.", samlModule,
+		func(m *httpsEdgeRouteModel) *types.Object { return &m.SAML },
+		func(in *api.HTTPSEdgeRouteCreate) **api.SAMLModuleRequest { return &in.SAML },
+		func(r *api.HTTPSEdgeRoute) *api.SAMLModule { return r.SAML }),
+	slot("oidc", "users sign in with an OpenID Connect issuer. At most one of `oauth`, `oidc` and `saml` may be enabled on a route, and on one route of an edge.", oidcModule,
+		func(m *httpsEdgeRouteModel) *types.Object { return &m.OIDC },
+		func(in *api.HTTPSEdgeRouteCreate) **api.OIDCModuleRequest { return &in.OIDC },
+		func(r *api.HTTPSEdgeRoute) *api.OIDCModule { return r.OIDC }),
+	slot("websocket_tcp_converter", "turns WebSocket connections into plain TCP streams to the backend.", toggleModule,
+		func(m *httpsEdgeRouteModel) *types.Object { return &m.WebsocketTCPConverter },
+		func(in *api.HTTPSEdgeRouteCreate) **api.ToggleModuleRequest { return &in.WebsocketTCPConverter },
+		func(r *api.HTTPSEdgeRoute) *api.ToggleModule { return r.WebsocketTCPConverter }),
+	slot("user_agent_filter", "lets through or refuses requests by their User-Agent.", userAgentFilterModule,
+		func(m *httpsEdgeRouteModel) *types.Object { return &m.UserAgentFilter },
+		func(in *api.HTTPSEdgeRouteCreate) **api.UserAgentFilterModuleRequest { return &in.UserAgentFilter },
+		func(r *api.HTTPSEdgeRoute) *api.UserAgentFilterModule { return r.UserAgentFilter }),
+	slot("traffic_policy", "a traffic policy document with HTTP phases (`on_http_request`, `on_http_response`).", trafficPolicyModule(rules.PolicyOwnerHTTPSRoute),
+		func(m *httpsEdgeRouteModel) *types.Object { return &m.TrafficPolicy },
+		func(in *api.HTTPSEdgeRouteCreate) **api.TrafficPolicyModuleRequest { return &in.TrafficPolicy },
+		func(r *api.HTTPSEdgeRoute) *api.TrafficPolicyModule { return r.TrafficPolicy }),
+}
+
+func (r *httpsEdgeRouteResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_https_edge_route"
+}
+
+func (r *httpsEdgeRouteResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	attrs := map[string]rschema.Attribute{
+		"id": idAttribute("route"),
+		"edge_id": rschema.StringAttribute{
+			MarkdownDescription: "ID of the HTTPS edge (`edghts_…`) the route belongs to. Changing it forces a new route.",
+			Required:            true,
+			PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			Validators: []validator.String{validators.String("an HTTPS edge ID (edghts_…)", func(s string) error {
+				if !ids.Valid(s, ids.HTTPSEdge) {
+					return fmt.Errorf("%s is not an HTTPS edge ID (edghts_…)", rules.Quote(s))
+				}
+				return nil
+			})},
+		},
+		"description": descriptionAttribute("route"),
+		"metadata":    metadataAttribute(),
+		"match_type": rschema.StringAttribute{
+			MarkdownDescription: "How `match` is compared with the request path: `exact_path` or `path_prefix`.",
+			Required:            true,
+		},
+		"match": rschema.StringAttribute{
+			MarkdownDescription: fmt.Sprintf("The path the route matches, starting with `/`, without spaces; at most %d bytes. Unique within the edge.", rules.MaxRouteMatchBytes),
+			Required:            true,
+		},
+		"created_at": createdAtAttribute(),
+	}
+	for _, s := range routeModules {
+		attrs[s.name] = s.resourceAttribute()
+	}
+	resp.Schema = rschema.Schema{
+		MarkdownDescription: "A route of an HTTPS edge: the requests whose path matches go through the route's modules to its backend. The route is deleted with its edge. Import it with the ID `edge_id/route_id`.",
+		Attributes:          attrs,
+	}
+}
+
+// ValidateConfig checks match_type and match as the server does (rules.RouteMatch) and
+// that at most one of oauth, oidc and saml is enabled (ERR_7079).
+func (r *httpsEdgeRouteResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var m httpsEdgeRouteModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	checkRule(&resp.Diagnostics, "Invalid route match", known(m.MatchType) && known(m.Match), func() error {
+		return rules.RouteMatch(m.MatchType.ValueString(), m.Match.ValueString())
+	})
+	checkOneAuthModule(ctx, &m, &resp.Diagnostics)
+}
+
+// checkOneAuthModule reports a route on which more than one of oauth, oidc and saml is
+// enabled (an omitted `enabled` is true). A module or `enabled` known only at apply may
+// still be null or false, so only certain violations are reported.
+func checkOneAuthModule(ctx context.Context, m *httpsEdgeRouteModel, diags *diag.Diagnostics) {
+	var enabled []string
+	for _, a := range []struct {
+		name string
+		v    types.Object
+	}{{"oauth", m.OAuth}, {"saml", m.SAML}, {"oidc", m.OIDC}} {
+		if !known(a.v) {
+			continue
+		}
+		on, ok := a.v.Attributes()["enabled"].(types.Bool)
+		if ok && (on.IsNull() || (known(on) && on.ValueBool())) {
+			enabled = append(enabled, a.name)
+		}
+	}
+	if len(enabled) > 1 {
+		diags.AddAttributeError(path.Root(enabled[1]), "Only one authentication module per route",
+			fmt.Sprintf("Only one of oauth, oidc and saml may be enabled on a route (the API's ERR_7079); enabled: %s. Disable or remove all but one.", strings.Join(enabled, ", ")))
+	}
+}
+
+func (r *httpsEdgeRouteResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	r.createFrom(ctx, req, resp, func(ctx context.Context, p planned[httpsEdgeRouteModel]) (*api.HTTPSEdgeRoute, error) {
+		in := expandHTTPSEdgeRoute(ctx, p.plan, p.config, &resp.Diagnostics)
+		if resp.Diagnostics.HasError() {
+			return nil, errInvalidPlan
+		}
+		return r.client.HTTPSEdgeRoutes.Under(p.plan.EdgeID.ValueString()).Create(ctx, in)
+	})
+}
+
+func (r *httpsEdgeRouteResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	r.updateFrom(ctx, req, resp, func(ctx context.Context, p planned[httpsEdgeRouteModel]) (*api.HTTPSEdgeRoute, error) {
+		in := expandHTTPSEdgeRoute(ctx, p.plan, p.config, &resp.Diagnostics)
+		if resp.Diagnostics.HasError() {
+			return nil, errInvalidPlan
+		}
+		in.Description, in.Metadata = clearable(p.plan.Description), clearable(p.plan.Metadata)
+		return r.client.HTTPSEdgeRoutes.Under(p.prior.EdgeID.ValueString()).Update(ctx, p.prior.ID.ValueString(), in)
+	})
+}
+
+// ImportState takes `edge_id/route_id`.
+func (r *httpsEdgeRouteResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	edgeID, id, ok := strings.Cut(req.ID, "/")
+	if !ok || edgeID == "" || id == "" || strings.Contains(id, "/") {
+		resp.Diagnostics.AddError("Invalid import ID", fmt.Sprintf("Import a route as edge_id/route_id, e.g. edghts_…/edghtsrt_…; got %q.", req.ID))
+		return
+	}
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("edge_id"), edgeID)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), id)...)
+}
+
+// expandHTTPSEdgeRoute is the create or PATCH body of the plan; config holds the write-only
+// secrets.
+func expandHTTPSEdgeRoute(ctx context.Context, m, config *httpsEdgeRouteModel, diags *diag.Diagnostics) api.HTTPSEdgeRouteCreate {
+	in := api.HTTPSEdgeRouteCreate{
+		Description: optional(m.Description), Metadata: optional(m.Metadata),
+		MatchType: optional(m.MatchType), Match: optional(m.Match),
+	}
+	for _, s := range routeModules {
+		s.expand(ctx, m, config, &in, diags)
+	}
+	return in
+}
+
+// flattenHTTPSEdgeRoute maps the API's route onto m (the plan's or the state's model); data
+// says m is a data source's.
+func flattenHTTPSEdgeRoute(ctx context.Context, r *api.HTTPSEdgeRoute, m *httpsEdgeRouteModel, data bool) diag.Diagnostics {
+	var diags diag.Diagnostics
+	m.ID = types.StringValue(r.ID)
+	m.EdgeID = types.StringValue(r.EdgeID)
+	m.Description = emptyAsNull(r.Description, m.Description)
+	m.Metadata = emptyAsNull(r.Metadata, m.Metadata)
+	m.MatchType = types.StringValue(r.MatchType)
+	m.Match = types.StringValue(r.Match)
+	for _, s := range routeModules {
+		s.flatten(ctx, r, m, data, &diags)
+	}
+	m.CreatedAt = types.StringValue(r.CreatedAt)
+	return diags
+}
+
+func flattenHTTPSEdgeRouteResource(ctx context.Context, r *api.HTTPSEdgeRoute, m *httpsEdgeRouteModel) diag.Diagnostics {
+	return flattenHTTPSEdgeRoute(ctx, r, m, false)
+}
+
+func flattenHTTPSEdgeRouteData(ctx context.Context, r *api.HTTPSEdgeRoute, m *httpsEdgeRouteModel) diag.Diagnostics {
+	return flattenHTTPSEdgeRoute(ctx, r, m, true)
+}
+
+// moduleSlot is one module of an owner (model M, request In, response Out): where it sits in
+// each, so that the owner's schema, expand and flatten loop over its modules.
+type moduleSlot[M, In, Out any] struct {
+	name              string
+	resourceAttribute func() rschema.Attribute
+	dataAttribute     func() dschema.Attribute
+	rules             func(path.Path) []validators.Members
+	expand            func(ctx context.Context, plan, config *M, in *In, diags *diag.Diagnostics)
+	flatten           func(ctx context.Context, out *Out, m *M, data bool, diags *diag.Diagnostics)
+	// field is the module's object in the model.
+	field func(*M) *types.Object
+}
+
+func slot[Mod, Req, Resp, M, In, Out any](name, what string, d module[Mod, Req, Resp], field func(*M) *types.Object, req func(*In) **Req, resp func(*Out) *Resp) moduleSlot[M, In, Out] {
+	desc := moduleDescription(name, what)
+	return moduleSlot[M, In, Out]{
+		name:              name,
+		resourceAttribute: func() rschema.Attribute { return d.resourceAttribute(desc) },
+		dataAttribute:     func() dschema.Attribute { return d.dataAttribute(desc) },
+		rules:             d.memberRules,
+		expand: func(ctx context.Context, plan, config *M, in *In, diags *diag.Diagnostics) {
+			c := types.ObjectNull(d.attrTypes())
+			if config != nil {
+				c = *field(config)
+			}
+			*req(in) = d.request(ctx, *field(plan), c, diags)
+		},
+		flatten: func(ctx context.Context, out *Out, m *M, data bool, diags *diag.Diagnostics) {
+			if data {
+				*field(m) = d.dataValue(ctx, resp(out), diags)
+				return
+			}
+			*field(m) = d.value(ctx, resp(out), *field(m), diags)
+		},
+		field: field,
+	}
+}
+
+// httpsEdgeRouteDataSource is data.warren_https_edge_route: one route by edge_id and id.
+func httpsEdgeRouteDataSource() datasource.DataSource {
+	attrs := map[string]dschema.Attribute{
+		"edge_id":     dschema.StringAttribute{MarkdownDescription: "ID of the route's HTTPS edge.", Required: true},
+		"description": computedString("What the route is for."),
+		"metadata":    computedString("Arbitrary user data."),
+		"match_type":  computedString("`exact_path` or `path_prefix`."),
+		"match":       computedString("The path the route matches."),
+		"created_at":  computedString("When the route was created (RFC 3339)."),
+	}
+	for _, s := range routeModules {
+		attrs[s.name] = s.dataAttribute()
+	}
+	return &objectDataSource[api.HTTPSEdgeRoute, httpsEdgeRouteModel]{
+		typeName:    "_https_edge_route",
+		description: "Reads a route of an HTTPS edge by `edge_id` and `id`, with its modules. Secrets the API returns (client secrets, webhook secrets) are shown as sensitive values.",
+		attributes:  attrs,
+		parentName:  "edge_id",
+		getUnder: func(c *client.Client, edgeID string) getFunc[api.HTTPSEdgeRoute] {
+			return c.HTTPSEdgeRoutes.Under(edgeID).Get
+		},
+		flatten: flattenHTTPSEdgeRouteData,
+	}
+}
