@@ -105,3 +105,32 @@ resource "warren_failover_backend" "shop" {
     warren_http_response_backend.maintenance.id,
   ]
 }
+
+# The shop on its domain: an HTTPS edge (TLS ends at the edge, 1.2 at least) with two routes.
+# Everything under / goes to the failover backend, compressed; /admin goes to the legacy
+# server, and only from the office network. The server stores and checks this configuration;
+# no traffic flows through it until agents connect.
+resource "warren_https_edge" "app" {
+  description     = "shop"
+  hostports       = ["${warren_reserved_domain.app.domain}:443"]
+  tls_termination = { min_version = "1.2" }
+}
+
+resource "warren_https_edge_route" "shop" {
+  edge_id     = warren_https_edge.app.id
+  match_type  = "path_prefix"
+  match       = "/"
+  backend     = { backend_id = warren_failover_backend.shop.id }
+  compression = {}
+}
+
+resource "warren_https_edge_route" "admin" {
+  edge_id        = warren_https_edge.app.id
+  match_type     = "path_prefix"
+  match          = "/admin"
+  backend        = { backend_id = warren_static_backend.legacy.id }
+  ip_restriction = { ip_policy_ids = [warren_ip_policy.office.id] }
+  response_headers = {
+    add = { "cache-control" = "no-store" }
+  }
+}

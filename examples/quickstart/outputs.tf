@@ -37,3 +37,7 @@ output "ip_restriction_id" {
 output "shop_backend_id" {
   value = warren_failover_backend.shop.id
 }
+
+output "https_edge_routes" {
+  value = { for r in [warren_https_edge_route.shop, warren_https_edge_route.admin] : r.match => r.id }
+}
