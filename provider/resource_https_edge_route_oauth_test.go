@@ -17,7 +17,7 @@ import (
 
 // TestAccHTTPSEdgeRouteOAuth covers the modules the other route tests leave out: OAuth with
 // the managed GitHub app, switched in place to Google with an own app whose secret is
-// write-only, and the websocket-to-TCP converter; then both are removed.
+// write-only, the websocket-to-TCP converter and response headers; then all are removed.
 func TestAccHTTPSEdgeRouteOAuth(t *testing.T) {
 	env := newAccEnv(t)
 	const addr = "warren_https_edge_route.test"
@@ -49,6 +49,10 @@ resource "warren_https_edge_route" "test" {
 			{
 				Config: cfg(`
   websocket_tcp_converter = {}
+  response_headers = {
+    add    = { "Strict-Transport-Security" = "max-age=31536000" }
+    remove = ["server"]
+  }
   oauth = {
     provider = {
       github = {
@@ -62,6 +66,8 @@ resource "warren_https_edge_route" "test" {
 					statecheck.ExpectKnownValue(addr, moduleAt("websocket_tcp_converter").AtMapKey("enabled"), knownvalue.Bool(true)),
 					statecheck.ExpectKnownValue(addr, moduleAt("oauth").AtMapKey("cookie_prefix"), knownvalue.StringExact("warren.")),
 					statecheck.ExpectKnownValue(addr, moduleAt("oauth").AtMapKey("provider").AtMapKey("google"), knownvalue.Null()),
+					// The configured spelling stays in state although the API lowercases names.
+					statecheck.ExpectKnownValue(addr, moduleAt("response_headers").AtMapKey("add"), knownvalue.MapExact(map[string]knownvalue.Check{"Strict-Transport-Security": knownvalue.StringExact("max-age=31536000")})),
 				},
 				Check: func(s *terraform.State) error {
 					m, err := oauthOf(s)
@@ -112,7 +118,7 @@ resource "warren_https_edge_route" "test" {
 				ConfigPlanChecks: expectAction(addr, plancheck.ResourceActionUpdate),
 				Check: func(s *terraform.State) error {
 					rs := s.RootModule().Resources[addr]
-					return moduleGone(addr, env.client.HTTPSEdgeRoutes.Under(rs.Primary.Attributes["edge_id"]).GetModule, "oauth", "websocket_tcp_converter")(s)
+					return moduleGone(addr, env.client.HTTPSEdgeRoutes.Under(rs.Primary.Attributes["edge_id"]).GetModule, "oauth", "websocket_tcp_converter", "response_headers")(s)
 				},
 			},
 		},
