@@ -57,14 +57,10 @@ type httpsEdgeResource struct {
 // httpsEdgeModel is the same in the resource and the data sources; the module objects differ
 // in type (a data source's have no input-only members).
 type httpsEdgeModel struct {
-	ID             types.String `tfsdk:"id"`
-	Description    types.String `tfsdk:"description"`
-	Metadata       types.String `tfsdk:"metadata"`
-	Hostports      types.List   `tfsdk:"hostports"`
+	edgeFields
 	MutualTLS      types.Object `tfsdk:"mutual_tls"`
 	TLSTermination types.Object `tfsdk:"tls_termination"`
 	Routes         types.List   `tfsdk:"routes"`
-	CreatedAt      types.String `tfsdk:"created_at"`
 }
 
 func (r *httpsEdgeResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -140,17 +136,13 @@ func expandHTTPSEdge(ctx context.Context, m *httpsEdgeModel) (api.HTTPSEdgeCreat
 // is a data source's.
 func flattenHTTPSEdge(ctx context.Context, e *api.HTTPSEdge, m *httpsEdgeModel, data bool) diag.Diagnostics {
 	var diags diag.Diagnostics
-	m.ID = types.StringValue(e.ID)
-	m.Description = emptyAsNull(e.Description, m.Description)
-	m.Metadata = emptyAsNull(e.Metadata, m.Metadata)
-	m.Hostports = hostportsValue(e.Hostports, m.Hostports)
+	m.edgeFields.set(e.Meta, e.Description, e.Metadata, e.Hostports)
 	httpsEdgeModules.flatten(ctx, e, m, data, &diags)
 	routes := make([]string, len(e.Routes))
 	for i, rt := range e.Routes {
 		routes[i] = rt.ID
 	}
 	m.Routes = stringList(routes)
-	m.CreatedAt = types.StringValue(e.CreatedAt)
 	return diags
 }
 

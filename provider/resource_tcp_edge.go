@@ -54,14 +54,10 @@ type tcpEdgeResource struct {
 
 // tcpEdgeModel is the same in the resource and the data sources.
 type tcpEdgeModel struct {
-	ID            types.String `tfsdk:"id"`
-	Description   types.String `tfsdk:"description"`
-	Metadata      types.String `tfsdk:"metadata"`
-	Hostports     types.List   `tfsdk:"hostports"`
+	edgeFields
 	Backend       types.Object `tfsdk:"backend"`
 	IPRestriction types.Object `tfsdk:"ip_restriction"`
 	TrafficPolicy types.Object `tfsdk:"traffic_policy"`
-	CreatedAt     types.String `tfsdk:"created_at"`
 }
 
 // What the TCP and TLS edges say alike of their modules.
@@ -116,12 +112,8 @@ func expandTCPEdge(ctx context.Context, p planned[tcpEdgeModel], diags *diag.Dia
 // flattenTCPEdge maps a TCP edge onto the resource's model (data false) or a data source's.
 func flattenTCPEdge(data bool) flattenFunc[api.TCPEdge, tcpEdgeModel] {
 	return func(ctx context.Context, e *api.TCPEdge, m *tcpEdgeModel) (diags diag.Diagnostics) {
-		m.ID = types.StringValue(e.ID)
-		m.Description = emptyAsNull(e.Description, m.Description)
-		m.Metadata = emptyAsNull(e.Metadata, m.Metadata)
-		m.Hostports = hostportsValue(e.Hostports, m.Hostports)
+		m.edgeFields.set(e.Meta, e.Description, e.Metadata, e.Hostports)
 		tcpEdgeModules.flatten(ctx, e, m, data, &diags)
-		m.CreatedAt = types.StringValue(e.CreatedAt)
 		return diags
 	}
 }

@@ -65,16 +65,12 @@ type tlsEdgeResource struct {
 
 // tlsEdgeModel is the same in the resource and the data sources.
 type tlsEdgeModel struct {
-	ID             types.String `tfsdk:"id"`
-	Description    types.String `tfsdk:"description"`
-	Metadata       types.String `tfsdk:"metadata"`
-	Hostports      types.List   `tfsdk:"hostports"`
+	edgeFields
 	Backend        types.Object `tfsdk:"backend"`
 	IPRestriction  types.Object `tfsdk:"ip_restriction"`
 	MutualTLS      types.Object `tfsdk:"mutual_tls"`
 	TLSTermination types.Object `tfsdk:"tls_termination"`
 	TrafficPolicy  types.Object `tfsdk:"traffic_policy"`
-	CreatedAt      types.String `tfsdk:"created_at"`
 }
 
 const tlsHostportsDesc = "The reserved domains the edge serves, on port 443 (`\"${warren_reserved_domain.x.domain}:443\"`); each belongs to one edge."
@@ -141,12 +137,8 @@ func expandTLSEdge(ctx context.Context, p planned[tlsEdgeModel], diags *diag.Dia
 // flattenTLSEdge maps a TLS edge onto the resource's model (data false) or a data source's.
 func flattenTLSEdge(data bool) flattenFunc[api.TLSEdge, tlsEdgeModel] {
 	return func(ctx context.Context, e *api.TLSEdge, m *tlsEdgeModel) (diags diag.Diagnostics) {
-		m.ID = types.StringValue(e.ID)
-		m.Description = emptyAsNull(e.Description, m.Description)
-		m.Metadata = emptyAsNull(e.Metadata, m.Metadata)
-		m.Hostports = hostportsValue(e.Hostports, m.Hostports)
+		m.edgeFields.set(e.Meta, e.Description, e.Metadata, e.Hostports)
 		tlsEdgeModules.flatten(ctx, e, m, data, &diags)
-		m.CreatedAt = types.StringValue(e.CreatedAt)
 		return diags
 	}
 }
