@@ -6,18 +6,61 @@ import (
 	"strconv"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
+	dschema "github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
 
 // What the edge resources share: their hostports. The API lowercases the host and writes the
 // port in decimal, so a hostport is compared in that form: the state keeps the configured
 // spelling, and a spelling that differs only so is no change.
+
+// edgeFields are what every edge's model has besides its modules (and an HTTPS edge's routes).
+type edgeFields struct {
+	ID          types.String `tfsdk:"id"`
+	Description types.String `tfsdk:"description"`
+	Metadata    types.String `tfsdk:"metadata"`
+	Hostports   types.List   `tfsdk:"hostports"`
+	CreatedAt   types.String `tfsdk:"created_at"`
+}
+
+// set maps what the API answered of these fields, keeping the spellings of the plan or state
+// that mean the same.
+func (f *edgeFields) set(meta api.Meta, description, metadata string, hostports []string) {
+	f.ID = types.StringValue(meta.ID)
+	f.Description = emptyAsNull(description, f.Description)
+	f.Metadata = emptyAsNull(metadata, f.Metadata)
+	f.Hostports = hostportsValue(hostports, f.Hostports)
+	f.CreatedAt = types.StringValue(meta.CreatedAt)
+}
+
+// edgeAttributes are the attributes every edge resource has besides its modules; what names
+// the edge in the ID's description.
+func edgeAttributes(what string, hostports schema.ListAttribute) map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"id":          idAttribute(what),
+		"description": descriptionAttribute("edge"),
+		"metadata":    metadataAttribute(),
+		"hostports":   hostports,
+		"created_at":  createdAtAttribute(),
+	}
+}
+
+// edgeDataAttributes are the TCP and TLS edges' data source attributes besides their modules.
+func edgeDataAttributes(hostports string) map[string]dschema.Attribute {
+	return map[string]dschema.Attribute{
+		"description": computedString("What the edge is for; null when not set."),
+		"metadata":    computedString("User data; null when not set."),
+		"hostports":   computedStringList(hostports),
+		"created_at":  computedString("When the edge was created (RFC 3339)."),
+	}
+}
 
 // hostportsAttribute is an edge's `hostports`: Optional with default [] (unset means none,
 // so removing them from the configuration removes them on the server), each element checked

@@ -438,11 +438,112 @@ func (o ownedModules[M]) remove(ctx context.Context, c *client.Client, what, id 
 	return nil
 }
 
-// of is the module's value in a resource's state (data false; prior is the plan's or the
-// state's value) or in a data source (data true).
-func (d module[M, Req, Resp]) of(ctx context.Context, r *Resp, prior types.Object, data bool, diags *diag.Diagnostics) types.Object {
-	if data {
-		return d.dataValue(ctx, r, diags)
+// moduleSlot is one module of an owner (model M, request In, response Out): where it sits in
+// each, so that the owner's schema, expand and flatten loop over its modules.
+type moduleSlot[M, In, Out any] struct {
+	name string
+	// desc is the module's description; dataDesc, when set, replaces it in data sources.
+	desc, dataDesc string
+	resource       func(desc string) rschema.Attribute
+	data           func(desc string) dschema.Attribute
+	rules          func(path.Path) []validators.Members
+	expand         func(ctx context.Context, plan, config *M, in *In, diags *diag.Diagnostics)
+	flatten        func(ctx context.Context, out *Out, m *M, data bool, diags *diag.Diagnostics)
+	// field is the module's object in the model.
+	field func(*M) *types.Object
+}
+
+// slot places the module d, described by what, in an owner: field is its object in the
+// model, req its member in the request, resp its member in the response.
+func slot[Mod, Req, Resp, M, In, Out any](name, what string, d module[Mod, Req, Resp], field func(*M) *types.Object, req func(*In) **Req, resp func(*Out) *Resp) moduleSlot[M, In, Out] {
+	return moduleSlot[M, In, Out]{
+		name:     name,
+		desc:     moduleDescription(name, what),
+		resource: func(desc string) rschema.Attribute { return d.resourceAttribute(desc) },
+		data:     func(desc string) dschema.Attribute { return d.dataAttribute(desc) },
+		rules:    d.memberRules,
+		expand: func(ctx context.Context, plan, config *M, in *In, diags *diag.Diagnostics) {
+			c := types.ObjectNull(d.attrTypes())
+			if config != nil {
+				c = *field(config)
+			}
+			*req(in) = d.request(ctx, *field(plan), c, diags)
+		},
+		flatten: func(ctx context.Context, out *Out, m *M, data bool, diags *diag.Diagnostics) {
+			if data {
+				*field(m) = d.dataValue(ctx, resp(out), diags)
+				return
+			}
+			*field(m) = d.value(ctx, resp(out), *field(m), diags)
+		},
+		field: field,
 	}
-	return d.value(ctx, r, prior, diags)
+}
+
+// describedInData is the slot with another description in data sources.
+func (s moduleSlot[M, In, Out]) describedInData(desc string) moduleSlot[M, In, Out] {
+	s.dataDesc = desc
+	return s
+}
+
+// moduleSlots are an owner's modules, in the order removed ones are deleted (a module that
+// needs another comes before it).
+type moduleSlots[M, In, Out any] []moduleSlot[M, In, Out]
+
+// resourceAttributes adds the modules to an owner's resource schema attributes.
+func (t moduleSlots[M, In, Out]) resourceAttributes(attrs map[string]rschema.Attribute) map[string]rschema.Attribute {
+	for _, s := range t {
+		attrs[s.name] = s.resource(s.desc)
+	}
+	return attrs
+}
+
+// dataAttributes adds the modules to an owner's data source schema attributes.
+func (t moduleSlots[M, In, Out]) dataAttributes(attrs map[string]dschema.Attribute) map[string]dschema.Attribute {
+	for _, s := range t {
+		desc := s.desc
+		if s.dataDesc != "" {
+			desc = s.dataDesc
+		}
+		attrs[s.name] = s.data(desc)
+	}
+	return attrs
+}
+
+// memberRules are the modules' rules over which members are set.
+func (t moduleSlots[M, In, Out]) memberRules() []validators.Members {
+	var out []validators.Members
+	for _, s := range t {
+		out = append(out, s.rules(path.Root(s.name))...)
+	}
+	return out
+}
+
+// owned are the modules for the crud's update, deleted with del.
+func (t moduleSlots[M, In, Out]) owned(del func(c *client.Client, m *M) moduleDeleter) ownedModules[M] {
+	return ownedModules[M]{
+		of: func(m *M) []namedModule {
+			out := make([]namedModule, len(t))
+			for i, s := range t {
+				out[i] = namedModule{s.name, *s.field(m)}
+			}
+			return out
+		},
+		del: del,
+	}
+}
+
+// expand sets the request's modules from the plan; config (nil when no module reads it)
+// holds the write-only values.
+func (t moduleSlots[M, In, Out]) expand(ctx context.Context, plan, config *M, in *In, diags *diag.Diagnostics) {
+	for _, s := range t {
+		s.expand(ctx, plan, config, in, diags)
+	}
+}
+
+// flatten sets the model's modules from the API's answer; data says m is a data source's.
+func (t moduleSlots[M, In, Out]) flatten(ctx context.Context, out *Out, m *M, data bool, diags *diag.Diagnostics) {
+	for _, s := range t {
+		s.flatten(ctx, out, m, data, diags)
+	}
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	rschema "github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -25,25 +24,29 @@ var (
 	_ resource.ResourceWithModifyPlan       = (*httpsEdgeResource)(nil)
 )
 
-// The modules of an HTTPS edge.
-var (
-	httpsEdgeMutualTLS      = mutualTLSModule
-	httpsEdgeTLSTermination = tlsTerminationModule("https")
-)
+// httpsEdgeModules are the HTTPS edge's modules, in the API's order (mutual_tls is removed
+// before tls_termination).
+var httpsEdgeModules = moduleSlots[httpsEdgeModel, api.HTTPSEdgeCreate, api.HTTPSEdge]{
+	slot("mutual_tls", "clients must present a certificate signed by one of these certificate authorities.", mutualTLSModule,
+		func(m *httpsEdgeModel) *types.Object { return &m.MutualTLS },
+		func(in *api.HTTPSEdgeCreate) **api.MutualTLSModuleRequest { return &in.MutualTLS },
+		func(e *api.HTTPSEdge) *api.MutualTLSModule { return e.MutualTLS }).
+		describedInData("The `mutual_tls` module, or null."),
+	slot("tls_termination", "the lowest TLS version the edge accepts. TLS always ends at an HTTPS edge (`terminate_at` is `edge`).", tlsTerminationModule("https"),
+		func(m *httpsEdgeModel) *types.Object { return &m.TLSTermination },
+		func(in *api.HTTPSEdgeCreate) **api.TLSTerminationModuleRequest { return &in.TLSTermination },
+		func(e *api.HTTPSEdge) *api.TLSTerminationModule { return e.TLSTermination }).
+		describedInData("The `tls_termination` module, or null."),
+}
 
 // NewHTTPSEdgeResource is warren_https_edge.
 func NewHTTPSEdgeResource() resource.Resource {
 	return &httpsEdgeResource{crud[httpsEdgeModel, api.HTTPSEdge]{
 		what: "HTTPS edge", id: httpsEdgeID, flattenDiags: flattenHTTPSEdgeResource,
-		members: append(httpsEdgeMutualTLS.memberRules(path.Root("mutual_tls")), httpsEdgeTLSTermination.memberRules(path.Root("tls_termination"))...),
-		modules: ownedModules[httpsEdgeModel]{
-			of: func(m *httpsEdgeModel) []namedModule {
-				return []namedModule{{"mutual_tls", m.MutualTLS}, {"tls_termination", m.TLSTermination}}
-			},
-			del: func(c *client.Client, _ *httpsEdgeModel) moduleDeleter { return c.HTTPSEdges.DeleteModule },
-		},
-		get: func(c *client.Client) getFunc[api.HTTPSEdge] { return c.HTTPSEdges.Get },
-		del: func(c *client.Client) func(context.Context, string) error { return c.HTTPSEdges.Delete },
+		members: httpsEdgeModules.memberRules(),
+		modules: httpsEdgeModules.owned(func(c *client.Client, _ *httpsEdgeModel) moduleDeleter { return c.HTTPSEdges.DeleteModule }),
+		get:     func(c *client.Client) getFunc[api.HTTPSEdge] { return c.HTTPSEdges.Get },
+		del:     func(c *client.Client) func(context.Context, string) error { return c.HTTPSEdges.Delete },
 	}}
 }
 
@@ -54,14 +57,10 @@ type httpsEdgeResource struct {
 // httpsEdgeModel is the same in the resource and the data sources; the module objects differ
 // in type (a data source's have no input-only members).
 type httpsEdgeModel struct {
-	ID             types.String `tfsdk:"id"`
-	Description    types.String `tfsdk:"description"`
-	Metadata       types.String `tfsdk:"metadata"`
-	Hostports      types.List   `tfsdk:"hostports"`
+	edgeFields
 	MutualTLS      types.Object `tfsdk:"mutual_tls"`
 	TLSTermination types.Object `tfsdk:"tls_termination"`
 	Routes         types.List   `tfsdk:"routes"`
-	CreatedAt      types.String `tfsdk:"created_at"`
 }
 
 func (r *httpsEdgeResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -69,23 +68,15 @@ func (r *httpsEdgeResource) Metadata(_ context.Context, req resource.MetadataReq
 }
 
 func (r *httpsEdgeResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	attrs := edgeAttributes("HTTPS edge", httpsHostportsAttribute())
+	attrs["routes"] = rschema.ListAttribute{
+		MarkdownDescription: "IDs of the edge's routes, in creation order. Routes are managed with `warren_https_edge_route`; this list is what the API reports, refreshed with the edge (it is known after apply whenever the edge changes).",
+		Computed:            true,
+		ElementType:         types.StringType,
+	}
 	resp.Schema = rschema.Schema{
 		MarkdownDescription: "An HTTPS edge serves HTTPS on reserved domains of the account (port 443). What happens to a request is decided by the edge's routes (`warren_https_edge_route`), each matching a path. Deleting the edge deletes its routes.",
-		Attributes: map[string]rschema.Attribute{
-			"id":          idAttribute("HTTPS edge"),
-			"description": descriptionAttribute("edge"),
-			"metadata":    metadataAttribute(),
-			"hostports":   httpsHostportsAttribute(),
-			"mutual_tls":  httpsEdgeMutualTLS.resourceAttribute(moduleDescription("mutual_tls", "clients must present a certificate signed by one of these certificate authorities.")),
-			"tls_termination": httpsEdgeTLSTermination.resourceAttribute(moduleDescription("tls_termination",
-				"the lowest TLS version the edge accepts. TLS always ends at an HTTPS edge (`terminate_at` is `edge`).")),
-			"routes": rschema.ListAttribute{
-				MarkdownDescription: "IDs of the edge's routes, in creation order. Routes are managed with `warren_https_edge_route`; this list is what the API reports, refreshed with the edge (it is known after apply whenever the edge changes).",
-				Computed:            true,
-				ElementType:         types.StringType,
-			},
-			"created_at": createdAtAttribute(),
-		},
+		Attributes:          httpsEdgeModules.resourceAttributes(attrs),
 	}
 }
 
@@ -136,9 +127,8 @@ func expandHTTPSEdge(ctx context.Context, m *httpsEdgeModel) (api.HTTPSEdgeCreat
 	var diags diag.Diagnostics
 	in := api.HTTPSEdgeCreate{
 		Description: optional(m.Description), Metadata: optional(m.Metadata), Hostports: stringsOf(m.Hostports),
-		MutualTLS:      httpsEdgeMutualTLS.request(ctx, m.MutualTLS, m.MutualTLS, &diags),
-		TLSTermination: httpsEdgeTLSTermination.request(ctx, m.TLSTermination, m.TLSTermination, &diags),
 	}
+	httpsEdgeModules.expand(ctx, m, nil, &in, &diags)
 	return in, diags
 }
 
@@ -146,23 +136,13 @@ func expandHTTPSEdge(ctx context.Context, m *httpsEdgeModel) (api.HTTPSEdgeCreat
 // is a data source's.
 func flattenHTTPSEdge(ctx context.Context, e *api.HTTPSEdge, m *httpsEdgeModel, data bool) diag.Diagnostics {
 	var diags diag.Diagnostics
-	m.ID = types.StringValue(e.ID)
-	m.Description = emptyAsNull(e.Description, m.Description)
-	m.Metadata = emptyAsNull(e.Metadata, m.Metadata)
-	m.Hostports = hostportsValue(e.Hostports, m.Hostports)
-	if data {
-		m.MutualTLS = httpsEdgeMutualTLS.dataValue(ctx, e.MutualTLS, &diags)
-		m.TLSTermination = httpsEdgeTLSTermination.dataValue(ctx, e.TLSTermination, &diags)
-	} else {
-		m.MutualTLS = httpsEdgeMutualTLS.value(ctx, e.MutualTLS, m.MutualTLS, &diags)
-		m.TLSTermination = httpsEdgeTLSTermination.value(ctx, e.TLSTermination, m.TLSTermination, &diags)
-	}
+	m.edgeFields.set(e.Meta, e.Description, e.Metadata, e.Hostports)
+	httpsEdgeModules.flatten(ctx, e, m, data, &diags)
 	routes := make([]string, len(e.Routes))
 	for i, rt := range e.Routes {
 		routes[i] = rt.ID
 	}
 	m.Routes = stringList(routes)
-	m.CreatedAt = types.StringValue(e.CreatedAt)
 	return diags
 }
 
@@ -181,15 +161,13 @@ var httpsEdgeDataSources = dataSources[api.HTTPSEdge, httpsEdgeModel]{
 	describeOne: "Reads an HTTPS edge by ID, with its modules and the IDs of its routes.",
 	describeAll: "Lists the account's HTTPS edges with their modules and route IDs.",
 	attributes: func() map[string]schema.Attribute {
-		return map[string]schema.Attribute{
-			"description":     computedString("What the edge is for."),
-			"metadata":        computedString("Arbitrary user data."),
-			"hostports":       computedStringList("Where the edge listens (`host:443`)."),
-			"mutual_tls":      httpsEdgeMutualTLS.dataAttribute("The `mutual_tls` module, or null."),
-			"tls_termination": httpsEdgeTLSTermination.dataAttribute("The `tls_termination` module, or null."),
-			"routes":          computedStringList("IDs of the edge's routes, in creation order."),
-			"created_at":      computedString("When the edge was created (RFC 3339)."),
-		}
+		return httpsEdgeModules.dataAttributes(map[string]schema.Attribute{
+			"description": computedString("What the edge is for."),
+			"metadata":    computedString("Arbitrary user data."),
+			"hostports":   computedStringList("Where the edge listens (`host:443`)."),
+			"routes":      computedStringList("IDs of the edge's routes, in creation order."),
+			"created_at":  computedString("When the edge was created (RFC 3339)."),
+		})
 	},
 	get:          func(c *client.Client) getFunc[api.HTTPSEdge] { return c.HTTPSEdges.Get },
 	list:         func(c *client.Client) listFunc[api.HTTPSEdge] { return c.HTTPSEdges.List },

@@ -33,27 +33,14 @@ var (
 
 // NewHTTPSEdgeRouteResource is warren_https_edge_route.
 func NewHTTPSEdgeRouteResource() resource.Resource {
-	var members []validators.Members
-	for _, s := range routeModules {
-		members = append(members, s.rules(path.Root(s.name))...)
-	}
 	return &httpsEdgeRouteResource{crud[httpsEdgeRouteModel, api.HTTPSEdgeRoute]{
-		what: "HTTPS edge route", id: routeKey, flattenDiags: flattenHTTPSEdgeRouteResource, members: members,
-		modules: ownedModules[httpsEdgeRouteModel]{
-			of: func(m *httpsEdgeRouteModel) []namedModule {
-				out := make([]namedModule, len(routeModules))
-				for i, s := range routeModules {
-					out[i] = namedModule{s.name, *s.field(m)}
-				}
-				return out
-			},
-			// The crud's ID is the route key; the route's own calls go under its edge.
-			del: func(c *client.Client, m *httpsEdgeRouteModel) moduleDeleter {
-				return func(ctx context.Context, _, module string) error {
-					return c.HTTPSEdgeRoutes.Under(m.EdgeID.ValueString()).DeleteModule(ctx, m.ID.ValueString(), module)
-				}
-			},
-		},
+		what: "HTTPS edge route", id: routeKey, flattenDiags: flattenHTTPSEdgeRouteResource, members: routeModules.memberRules(),
+		// The crud's ID is the route key; the route's own calls go under its edge.
+		modules: routeModules.owned(func(c *client.Client, m *httpsEdgeRouteModel) moduleDeleter {
+			return func(ctx context.Context, _, module string) error {
+				return c.HTTPSEdgeRoutes.Under(m.EdgeID.ValueString()).DeleteModule(ctx, m.ID.ValueString(), module)
+			}
+		}),
 		get: func(c *client.Client) getFunc[api.HTTPSEdgeRoute] {
 			return func(ctx context.Context, key string) (*api.HTTPSEdgeRoute, error) {
 				edgeID, id, _ := strings.Cut(key, "/")
@@ -103,10 +90,8 @@ type httpsEdgeRouteModel struct {
 	CreatedAt             types.String `tfsdk:"created_at"`
 }
 
-type routeModule = moduleSlot[httpsEdgeRouteModel, api.HTTPSEdgeRouteCreate, api.HTTPSEdgeRoute]
-
 // routeModules are the 13 modules of a route, in the API's order.
-var routeModules = []routeModule{
+var routeModules = moduleSlots[httpsEdgeRouteModel, api.HTTPSEdgeRouteCreate, api.HTTPSEdgeRoute]{
 	slot("backend", "the backend (any kind) that serves the route's requests.", backendModule,
 		func(m *httpsEdgeRouteModel) *types.Object { return &m.Backend },
 		func(in *api.HTTPSEdgeRouteCreate) **api.BackendModuleRequest { return &in.Backend },
@@ -193,12 +178,9 @@ func (r *httpsEdgeRouteResource) Schema(_ context.Context, _ resource.SchemaRequ
 		},
 		"created_at": createdAtAttribute(),
 	}
-	for _, s := range routeModules {
-		attrs[s.name] = s.resourceAttribute()
-	}
 	resp.Schema = rschema.Schema{
 		MarkdownDescription: "A route of an HTTPS edge: the requests whose path matches go through the route's modules to its backend. The route is deleted with its edge. Import it with the ID `edge_id/route_id`.",
-		Attributes:          attrs,
+		Attributes:          routeModules.resourceAttributes(attrs),
 	}
 }
 
@@ -278,9 +260,7 @@ func expandHTTPSEdgeRoute(ctx context.Context, m, config *httpsEdgeRouteModel, d
 		Description: optional(m.Description), Metadata: optional(m.Metadata),
 		MatchType: optional(m.MatchType), Match: optional(m.Match),
 	}
-	for _, s := range routeModules {
-		s.expand(ctx, m, config, &in, diags)
-	}
+	routeModules.expand(ctx, m, config, &in, diags)
 	return in
 }
 
@@ -294,9 +274,7 @@ func flattenHTTPSEdgeRoute(ctx context.Context, r *api.HTTPSEdgeRoute, m *httpsE
 	m.Metadata = emptyAsNull(r.Metadata, m.Metadata)
 	m.MatchType = types.StringValue(r.MatchType)
 	m.Match = types.StringValue(r.Match)
-	for _, s := range routeModules {
-		s.flatten(ctx, r, m, data, &diags)
-	}
+	routeModules.flatten(ctx, r, m, data, &diags)
 	m.CreatedAt = types.StringValue(r.CreatedAt)
 	return diags
 }
@@ -309,44 +287,6 @@ func flattenHTTPSEdgeRouteData(ctx context.Context, r *api.HTTPSEdgeRoute, m *ht
 	return flattenHTTPSEdgeRoute(ctx, r, m, true)
 }
 
-// moduleSlot is one module of an owner (model M, request In, response Out): where it sits in
-// each, so that the owner's schema, expand and flatten loop over its modules.
-type moduleSlot[M, In, Out any] struct {
-	name              string
-	resourceAttribute func() rschema.Attribute
-	dataAttribute     func() dschema.Attribute
-	rules             func(path.Path) []validators.Members
-	expand            func(ctx context.Context, plan, config *M, in *In, diags *diag.Diagnostics)
-	flatten           func(ctx context.Context, out *Out, m *M, data bool, diags *diag.Diagnostics)
-	// field is the module's object in the model.
-	field func(*M) *types.Object
-}
-
-func slot[Mod, Req, Resp, M, In, Out any](name, what string, d module[Mod, Req, Resp], field func(*M) *types.Object, req func(*In) **Req, resp func(*Out) *Resp) moduleSlot[M, In, Out] {
-	desc := moduleDescription(name, what)
-	return moduleSlot[M, In, Out]{
-		name:              name,
-		resourceAttribute: func() rschema.Attribute { return d.resourceAttribute(desc) },
-		dataAttribute:     func() dschema.Attribute { return d.dataAttribute(desc) },
-		rules:             d.memberRules,
-		expand: func(ctx context.Context, plan, config *M, in *In, diags *diag.Diagnostics) {
-			c := types.ObjectNull(d.attrTypes())
-			if config != nil {
-				c = *field(config)
-			}
-			*req(in) = d.request(ctx, *field(plan), c, diags)
-		},
-		flatten: func(ctx context.Context, out *Out, m *M, data bool, diags *diag.Diagnostics) {
-			if data {
-				*field(m) = d.dataValue(ctx, resp(out), diags)
-				return
-			}
-			*field(m) = d.value(ctx, resp(out), *field(m), diags)
-		},
-		field: field,
-	}
-}
-
 // httpsEdgeRouteDataSource is data.warren_https_edge_route: one route by edge_id and id.
 func httpsEdgeRouteDataSource() datasource.DataSource {
 	attrs := map[string]dschema.Attribute{
@@ -357,13 +297,10 @@ func httpsEdgeRouteDataSource() datasource.DataSource {
 		"match":       computedString("The path the route matches."),
 		"created_at":  computedString("When the route was created (RFC 3339)."),
 	}
-	for _, s := range routeModules {
-		attrs[s.name] = s.dataAttribute()
-	}
 	return &objectDataSource[api.HTTPSEdgeRoute, httpsEdgeRouteModel]{
 		typeName:    "_https_edge_route",
 		description: "Reads a route of an HTTPS edge by `edge_id` and `id`, with its modules. Secrets the API returns (client secrets, webhook secrets) are shown as sensitive values.",
-		attributes:  attrs,
+		attributes:  routeModules.dataAttributes(attrs),
 		parentName:  "edge_id",
 		getUnder: func(c *client.Client, edgeID string) getFunc[api.HTTPSEdgeRoute] {
 			return c.HTTPSEdgeRoutes.Under(edgeID).Get

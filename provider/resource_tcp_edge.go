@@ -2,11 +2,9 @@ package provider
 
 import (
 	"context"
-	"slices"
 
 	dschema "github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -23,26 +21,30 @@ var (
 	_ resource.ResourceWithConfigValidators = (*tcpEdgeResource)(nil)
 )
 
-// The TCP edge's modules, in the order removed ones are deleted.
-var tcpEdgeTrafficPolicy = trafficPolicyModule(rules.PolicyOwnerTCPEdge)
+// tcpEdgeModules are the TCP edge's modules, in the API's order.
+var tcpEdgeModules = moduleSlots[tcpEdgeModel, api.TCPEdgeCreate, api.TCPEdge]{
+	slot("backend", "the backend (any kind) that receives the connections.", backendModule,
+		func(m *tcpEdgeModel) *types.Object { return &m.Backend },
+		func(in *api.TCPEdgeCreate) **api.BackendModuleRequest { return &in.Backend },
+		func(e *api.TCPEdge) *api.BackendModule { return e.Backend }),
+	slot("ip_restriction", ipRestrictDesc, ipRestrictionModule,
+		func(m *tcpEdgeModel) *types.Object { return &m.IPRestriction },
+		func(in *api.TCPEdgeCreate) **api.IPRestrictionModuleRequest { return &in.IPRestriction },
+		func(e *api.TCPEdge) *api.IPRestrictionModule { return e.IPRestriction }),
+	slot("traffic_policy", edgePolicyDesc, trafficPolicyModule(rules.PolicyOwnerTCPEdge),
+		func(m *tcpEdgeModel) *types.Object { return &m.TrafficPolicy },
+		func(in *api.TCPEdgeCreate) **api.TrafficPolicyModuleRequest { return &in.TrafficPolicy },
+		func(e *api.TCPEdge) *api.TrafficPolicyModule { return e.TrafficPolicy }),
+}
 
 // NewTCPEdgeResource is warren_tcp_edge.
 func NewTCPEdgeResource() resource.Resource {
 	return &tcpEdgeResource{crud[tcpEdgeModel, api.TCPEdge]{
 		what: "TCP edge", id: func(m *tcpEdgeModel) string { return m.ID.ValueString() }, flattenDiags: flattenTCPEdge(false),
-		get: func(c *client.Client) getFunc[api.TCPEdge] { return c.TCPEdges.Get },
-		del: func(c *client.Client) func(context.Context, string) error { return c.TCPEdges.Delete },
-		modules: ownedModules[tcpEdgeModel]{
-			of: func(m *tcpEdgeModel) []namedModule {
-				return []namedModule{{"backend", m.Backend}, {"ip_restriction", m.IPRestriction}, {"traffic_policy", m.TrafficPolicy}}
-			},
-			del: func(c *client.Client, _ *tcpEdgeModel) moduleDeleter { return c.TCPEdges.DeleteModule },
-		},
-		members: slices.Concat(
-			backendModule.memberRules(path.Root("backend")),
-			ipRestrictionModule.memberRules(path.Root("ip_restriction")),
-			tcpEdgeTrafficPolicy.memberRules(path.Root("traffic_policy")),
-		),
+		get:     func(c *client.Client) getFunc[api.TCPEdge] { return c.TCPEdges.Get },
+		del:     func(c *client.Client) func(context.Context, string) error { return c.TCPEdges.Delete },
+		modules: tcpEdgeModules.owned(func(c *client.Client, _ *tcpEdgeModel) moduleDeleter { return c.TCPEdges.DeleteModule }),
+		members: tcpEdgeModules.memberRules(),
 	}}
 }
 
@@ -52,22 +54,19 @@ type tcpEdgeResource struct {
 
 // tcpEdgeModel is the same in the resource and the data sources.
 type tcpEdgeModel struct {
-	ID            types.String `tfsdk:"id"`
-	Description   types.String `tfsdk:"description"`
-	Metadata      types.String `tfsdk:"metadata"`
-	Hostports     types.List   `tfsdk:"hostports"`
+	edgeFields
 	Backend       types.Object `tfsdk:"backend"`
 	IPRestriction types.Object `tfsdk:"ip_restriction"`
 	TrafficPolicy types.Object `tfsdk:"traffic_policy"`
-	CreatedAt     types.String `tfsdk:"created_at"`
 }
 
+// What the TCP and TLS edges say alike of their modules.
 const (
-	tcpHostportsDesc = "The reserved addresses (`warren_reserved_addr.*.addr`) the edge listens on; each belongs to one edge."
-	tcpBackendDesc   = "the backend (any kind) that receives the connections."
-	ipRestrictDesc   = "only source addresses the IP policies allow get through."
-	tcpPolicyDesc    = "a traffic policy run on each connection (`on_tcp_connect` phase only)."
+	ipRestrictDesc = "only source addresses the IP policies allow get through."
+	edgePolicyDesc = "a traffic policy run on each connection (`on_tcp_connect` phase only)."
 )
+
+const tcpHostportsDesc = "The reserved addresses (`warren_reserved_addr.*.addr`) the edge listens on; each belongs to one edge."
 
 func (r *tcpEdgeResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_tcp_edge"
@@ -76,16 +75,7 @@ func (r *tcpEdgeResource) Metadata(_ context.Context, req resource.MetadataReque
 func (r *tcpEdgeResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "A TCP edge forwards TCP connections on reserved addresses to a backend, through its modules. Each module is null until configured; removing one from the configuration removes it on the server.",
-		Attributes: map[string]schema.Attribute{
-			"id":             idAttribute("TCP edge"),
-			"description":    descriptionAttribute("edge"),
-			"metadata":       metadataAttribute(),
-			"hostports":      hostportsAttribute(tcpHostportsDesc),
-			"backend":        backendModule.resourceAttribute(moduleDescription("backend", tcpBackendDesc)),
-			"ip_restriction": ipRestrictionModule.resourceAttribute(moduleDescription("ip_restriction", ipRestrictDesc)),
-			"traffic_policy": tcpEdgeTrafficPolicy.resourceAttribute(moduleDescription("traffic_policy", tcpPolicyDesc)),
-			"created_at":     createdAtAttribute(),
-		},
+		Attributes:          tcpEdgeModules.resourceAttributes(edgeAttributes("TCP edge", hostportsAttribute(tcpHostportsDesc))),
 	}
 }
 
@@ -114,24 +104,16 @@ func (r *tcpEdgeResource) Update(ctx context.Context, req resource.UpdateRequest
 func expandTCPEdge(ctx context.Context, p planned[tcpEdgeModel], diags *diag.Diagnostics) (api.TCPEdgeCreate, bool) {
 	in := api.TCPEdgeCreate{
 		Description: clearable(p.plan.Description), Metadata: clearable(p.plan.Metadata), Hostports: stringsOf(p.plan.Hostports),
-		Backend:       backendModule.request(ctx, p.plan.Backend, p.config.Backend, diags),
-		IPRestriction: ipRestrictionModule.request(ctx, p.plan.IPRestriction, p.config.IPRestriction, diags),
-		TrafficPolicy: tcpEdgeTrafficPolicy.request(ctx, p.plan.TrafficPolicy, p.config.TrafficPolicy, diags),
 	}
+	tcpEdgeModules.expand(ctx, p.plan, p.config, &in, diags)
 	return in, !diags.HasError()
 }
 
 // flattenTCPEdge maps a TCP edge onto the resource's model (data false) or a data source's.
 func flattenTCPEdge(data bool) flattenFunc[api.TCPEdge, tcpEdgeModel] {
 	return func(ctx context.Context, e *api.TCPEdge, m *tcpEdgeModel) (diags diag.Diagnostics) {
-		m.ID = types.StringValue(e.ID)
-		m.Description = emptyAsNull(e.Description, m.Description)
-		m.Metadata = emptyAsNull(e.Metadata, m.Metadata)
-		m.Hostports = hostportsValue(e.Hostports, m.Hostports)
-		m.Backend = backendModule.of(ctx, e.Backend, m.Backend, data, &diags)
-		m.IPRestriction = ipRestrictionModule.of(ctx, e.IPRestriction, m.IPRestriction, data, &diags)
-		m.TrafficPolicy = tcpEdgeTrafficPolicy.of(ctx, e.TrafficPolicy, m.TrafficPolicy, data, &diags)
-		m.CreatedAt = types.StringValue(e.CreatedAt)
+		m.edgeFields.set(e.Meta, e.Description, e.Metadata, e.Hostports)
+		tcpEdgeModules.flatten(ctx, e, m, data, &diags)
 		return diags
 	}
 }
@@ -141,15 +123,7 @@ var tcpEdgeDataSources = dataSources[api.TCPEdge, tcpEdgeModel]{
 	describeOne: "Reads a TCP edge by its ID, with its modules.",
 	describeAll: "Lists the TCP edges, with their modules.",
 	attributes: func() map[string]dschema.Attribute {
-		return map[string]dschema.Attribute{
-			"description":    computedString("What the edge is for; null when not set."),
-			"metadata":       computedString("User data; null when not set."),
-			"hostports":      computedStringList(tcpHostportsDesc),
-			"backend":        backendModule.dataAttribute(moduleDescription("backend", tcpBackendDesc)),
-			"ip_restriction": ipRestrictionModule.dataAttribute(moduleDescription("ip_restriction", ipRestrictDesc)),
-			"traffic_policy": tcpEdgeTrafficPolicy.dataAttribute(moduleDescription("traffic_policy", tcpPolicyDesc)),
-			"created_at":     computedString("When the edge was created (RFC 3339)."),
-		}
+		return tcpEdgeModules.dataAttributes(edgeDataAttributes(tcpHostportsDesc))
 	},
 	get:          func(c *client.Client) getFunc[api.TCPEdge] { return c.TCPEdges.Get },
 	list:         func(c *client.Client) listFunc[api.TCPEdge] { return c.TCPEdges.List },

@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"slices"
 
 	dschema "github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -24,34 +23,39 @@ var (
 	_ resource.ResourceWithConfigValidators = (*tlsEdgeResource)(nil)
 )
 
-var (
-	tlsEdgeTermination   = tlsTerminationModule("tls")
-	tlsEdgeTrafficPolicy = trafficPolicyModule(rules.PolicyOwnerTLSEdge)
-)
+// tlsEdgeModules are the TLS edge's modules, in the API's order (mutual_tls before
+// tls_termination: it needs TLS terminated at the edge, so it is removed first).
+var tlsEdgeModules = moduleSlots[tlsEdgeModel, api.TLSEdgeCreate, api.TLSEdge]{
+	slot("backend", "the backend (any kind) that receives the connections.", backendModule,
+		func(m *tlsEdgeModel) *types.Object { return &m.Backend },
+		func(in *api.TLSEdgeCreate) **api.BackendModuleRequest { return &in.Backend },
+		func(e *api.TLSEdge) *api.BackendModule { return e.Backend }),
+	slot("ip_restriction", ipRestrictDesc, ipRestrictionModule,
+		func(m *tlsEdgeModel) *types.Object { return &m.IPRestriction },
+		func(in *api.TLSEdgeCreate) **api.IPRestrictionModuleRequest { return &in.IPRestriction },
+		func(e *api.TLSEdge) *api.IPRestrictionModule { return e.IPRestriction }),
+	slot("mutual_tls", "clients must present a certificate signed by one of the certificate authorities. Needs TLS terminated at the edge.", mutualTLSModule,
+		func(m *tlsEdgeModel) *types.Object { return &m.MutualTLS },
+		func(in *api.TLSEdgeCreate) **api.MutualTLSModuleRequest { return &in.MutualTLS },
+		func(e *api.TLSEdge) *api.MutualTLSModule { return e.MutualTLS }),
+	slot("tls_termination", "where TLS ends (`edge` or `upstream`) and the lowest version accepted. Without it TLS ends at the edge.", tlsTerminationModule("tls"),
+		func(m *tlsEdgeModel) *types.Object { return &m.TLSTermination },
+		func(in *api.TLSEdgeCreate) **api.TLSTerminationModuleRequest { return &in.TLSTermination },
+		func(e *api.TLSEdge) *api.TLSTerminationModule { return e.TLSTermination }),
+	slot("traffic_policy", edgePolicyDesc, trafficPolicyModule(rules.PolicyOwnerTLSEdge),
+		func(m *tlsEdgeModel) *types.Object { return &m.TrafficPolicy },
+		func(in *api.TLSEdgeCreate) **api.TrafficPolicyModuleRequest { return &in.TrafficPolicy },
+		func(e *api.TLSEdge) *api.TrafficPolicyModule { return e.TrafficPolicy }),
+}
 
 // NewTLSEdgeResource is warren_tls_edge.
 func NewTLSEdgeResource() resource.Resource {
 	return &tlsEdgeResource{crud[tlsEdgeModel, api.TLSEdge]{
 		what: "TLS edge", id: func(m *tlsEdgeModel) string { return m.ID.ValueString() }, flattenDiags: flattenTLSEdge(false),
-		get: func(c *client.Client) getFunc[api.TLSEdge] { return c.TLSEdges.Get },
-		del: func(c *client.Client) func(context.Context, string) error { return c.TLSEdges.Delete },
-		modules: ownedModules[tlsEdgeModel]{
-			// mutual_tls before tls_termination: it needs TLS terminated at the edge.
-			of: func(m *tlsEdgeModel) []namedModule {
-				return []namedModule{
-					{"backend", m.Backend}, {"ip_restriction", m.IPRestriction}, {"mutual_tls", m.MutualTLS},
-					{"tls_termination", m.TLSTermination}, {"traffic_policy", m.TrafficPolicy},
-				}
-			},
-			del: func(c *client.Client, _ *tlsEdgeModel) moduleDeleter { return c.TLSEdges.DeleteModule },
-		},
-		members: slices.Concat(
-			backendModule.memberRules(path.Root("backend")),
-			ipRestrictionModule.memberRules(path.Root("ip_restriction")),
-			mutualTLSModule.memberRules(path.Root("mutual_tls")),
-			tlsEdgeTermination.memberRules(path.Root("tls_termination")),
-			tlsEdgeTrafficPolicy.memberRules(path.Root("traffic_policy")),
-		),
+		get:     func(c *client.Client) getFunc[api.TLSEdge] { return c.TLSEdges.Get },
+		del:     func(c *client.Client) func(context.Context, string) error { return c.TLSEdges.Delete },
+		modules: tlsEdgeModules.owned(func(c *client.Client, _ *tlsEdgeModel) moduleDeleter { return c.TLSEdges.DeleteModule }),
+		members: tlsEdgeModules.memberRules(),
 	}}
 }
 
@@ -61,25 +65,15 @@ type tlsEdgeResource struct {
 
 // tlsEdgeModel is the same in the resource and the data sources.
 type tlsEdgeModel struct {
-	ID             types.String `tfsdk:"id"`
-	Description    types.String `tfsdk:"description"`
-	Metadata       types.String `tfsdk:"metadata"`
-	Hostports      types.List   `tfsdk:"hostports"`
+	edgeFields
 	Backend        types.Object `tfsdk:"backend"`
 	IPRestriction  types.Object `tfsdk:"ip_restriction"`
 	MutualTLS      types.Object `tfsdk:"mutual_tls"`
 	TLSTermination types.Object `tfsdk:"tls_termination"`
 	TrafficPolicy  types.Object `tfsdk:"traffic_policy"`
-	CreatedAt      types.String `tfsdk:"created_at"`
 }
 
-const (
-	tlsHostportsDesc   = "The reserved domains the edge serves, on port 443 (`\"${warren_reserved_domain.x.domain}:443\"`); each belongs to one edge."
-	tlsBackendDesc     = "the backend (any kind) that receives the connections."
-	tlsMutualDesc      = "clients must present a certificate signed by one of the certificate authorities. Needs TLS terminated at the edge."
-	tlsTerminationDesc = "where TLS ends (`edge` or `upstream`) and the lowest version accepted. Without it TLS ends at the edge."
-	tlsPolicyDesc      = "a traffic policy run on each connection (`on_tcp_connect` phase only)."
-)
+const tlsHostportsDesc = "The reserved domains the edge serves, on port 443 (`\"${warren_reserved_domain.x.domain}:443\"`); each belongs to one edge."
 
 func (r *tlsEdgeResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_tls_edge"
@@ -88,18 +82,7 @@ func (r *tlsEdgeResource) Metadata(_ context.Context, req resource.MetadataReque
 func (r *tlsEdgeResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "A TLS edge forwards TLS connections on reserved domains to a backend, terminating TLS at the edge or passing it upstream, through its modules. Each module is null until configured; removing one from the configuration removes it on the server.",
-		Attributes: map[string]schema.Attribute{
-			"id":              idAttribute("TLS edge"),
-			"description":     descriptionAttribute("edge"),
-			"metadata":        metadataAttribute(),
-			"hostports":       hostportsAttribute(tlsHostportsDesc),
-			"backend":         backendModule.resourceAttribute(moduleDescription("backend", tlsBackendDesc)),
-			"ip_restriction":  ipRestrictionModule.resourceAttribute(moduleDescription("ip_restriction", ipRestrictDesc)),
-			"mutual_tls":      mutualTLSModule.resourceAttribute(moduleDescription("mutual_tls", tlsMutualDesc)),
-			"tls_termination": tlsEdgeTermination.resourceAttribute(moduleDescription("tls_termination", tlsTerminationDesc)),
-			"traffic_policy":  tlsEdgeTrafficPolicy.resourceAttribute(moduleDescription("traffic_policy", tlsPolicyDesc)),
-			"created_at":      createdAtAttribute(),
-		},
+		Attributes:          tlsEdgeModules.resourceAttributes(edgeAttributes("TLS edge", hostportsAttribute(tlsHostportsDesc))),
 	}
 }
 
@@ -146,28 +129,16 @@ func (r *tlsEdgeResource) Update(ctx context.Context, req resource.UpdateRequest
 func expandTLSEdge(ctx context.Context, p planned[tlsEdgeModel], diags *diag.Diagnostics) (api.TLSEdgeCreate, bool) {
 	in := api.TLSEdgeCreate{
 		Description: clearable(p.plan.Description), Metadata: clearable(p.plan.Metadata), Hostports: stringsOf(p.plan.Hostports),
-		Backend:        backendModule.request(ctx, p.plan.Backend, p.config.Backend, diags),
-		IPRestriction:  ipRestrictionModule.request(ctx, p.plan.IPRestriction, p.config.IPRestriction, diags),
-		MutualTLS:      mutualTLSModule.request(ctx, p.plan.MutualTLS, p.config.MutualTLS, diags),
-		TLSTermination: tlsEdgeTermination.request(ctx, p.plan.TLSTermination, p.config.TLSTermination, diags),
-		TrafficPolicy:  tlsEdgeTrafficPolicy.request(ctx, p.plan.TrafficPolicy, p.config.TrafficPolicy, diags),
 	}
+	tlsEdgeModules.expand(ctx, p.plan, p.config, &in, diags)
 	return in, !diags.HasError()
 }
 
 // flattenTLSEdge maps a TLS edge onto the resource's model (data false) or a data source's.
 func flattenTLSEdge(data bool) flattenFunc[api.TLSEdge, tlsEdgeModel] {
 	return func(ctx context.Context, e *api.TLSEdge, m *tlsEdgeModel) (diags diag.Diagnostics) {
-		m.ID = types.StringValue(e.ID)
-		m.Description = emptyAsNull(e.Description, m.Description)
-		m.Metadata = emptyAsNull(e.Metadata, m.Metadata)
-		m.Hostports = hostportsValue(e.Hostports, m.Hostports)
-		m.Backend = backendModule.of(ctx, e.Backend, m.Backend, data, &diags)
-		m.IPRestriction = ipRestrictionModule.of(ctx, e.IPRestriction, m.IPRestriction, data, &diags)
-		m.MutualTLS = mutualTLSModule.of(ctx, e.MutualTLS, m.MutualTLS, data, &diags)
-		m.TLSTermination = tlsEdgeTermination.of(ctx, e.TLSTermination, m.TLSTermination, data, &diags)
-		m.TrafficPolicy = tlsEdgeTrafficPolicy.of(ctx, e.TrafficPolicy, m.TrafficPolicy, data, &diags)
-		m.CreatedAt = types.StringValue(e.CreatedAt)
+		m.edgeFields.set(e.Meta, e.Description, e.Metadata, e.Hostports)
+		tlsEdgeModules.flatten(ctx, e, m, data, &diags)
 		return diags
 	}
 }
@@ -177,17 +148,7 @@ var tlsEdgeDataSources = dataSources[api.TLSEdge, tlsEdgeModel]{
 	describeOne: "Reads a TLS edge by its ID, with its modules.",
 	describeAll: "Lists the TLS edges, with their modules.",
 	attributes: func() map[string]dschema.Attribute {
-		return map[string]dschema.Attribute{
-			"description":     computedString("What the edge is for; null when not set."),
-			"metadata":        computedString("User data; null when not set."),
-			"hostports":       computedStringList(tlsHostportsDesc),
-			"backend":         backendModule.dataAttribute(moduleDescription("backend", tlsBackendDesc)),
-			"ip_restriction":  ipRestrictionModule.dataAttribute(moduleDescription("ip_restriction", ipRestrictDesc)),
-			"mutual_tls":      mutualTLSModule.dataAttribute(moduleDescription("mutual_tls", tlsMutualDesc)),
-			"tls_termination": tlsEdgeTermination.dataAttribute(moduleDescription("tls_termination", tlsTerminationDesc)),
-			"traffic_policy":  tlsEdgeTrafficPolicy.dataAttribute(moduleDescription("traffic_policy", tlsPolicyDesc)),
-			"created_at":      computedString("When the edge was created (RFC 3339)."),
-		}
+		return tlsEdgeModules.dataAttributes(edgeDataAttributes(tlsHostportsDesc))
 	},
 	get:          func(c *client.Client) getFunc[api.TLSEdge] { return c.TLSEdges.Get },
 	list:         func(c *client.Client) listFunc[api.TLSEdge] { return c.TLSEdges.List },
