@@ -1,0 +1,60 @@
+package provider
+
+import (
+	"regexp"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+)
+
+// TestAccEdgeUpdateFailsHalfway: an update that removes a module (DELETE …/traffic_policy,
+// which succeeds) and moves the edge to an address the account has not reserved (the PATCH,
+// which the server refuses with ERR_7113) fails, and the state still tells the truth: the
+// module is gone and the hostport is the old one; the next apply puts the module back.
+func TestAccEdgeUpdateFailsHalfway(t *testing.T) {
+	env := newAccEnv(t)
+	const addr = "warren_tcp_edge.test"
+	cfg := func(hostports, modules string) string {
+		return env.config(`
+resource "warren_reserved_addr" "a" {}
+resource "warren_static_backend" "b" { address = "10.0.0.5:22" }
+resource "warren_tcp_edge" "test" {
+  hostports = [%s]
+  backend   = { backend_id = warren_static_backend.b.id }
+  %s
+}`, hostports, modules)
+	}
+	const policy = `traffic_policy = {
+    value = jsonencode({ on_tcp_connect = [{ expressions = ["conn.client_ip == '1.2.3.4'"], actions = [{ type = "deny" }] }] })
+  }`
+	withPolicy := cfg("warren_reserved_addr.a.addr", policy)
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories,
+		CheckDestroy:             checkDestroyed("warren_tcp_edge", getter(env.client.TCPEdges.Get)),
+		Steps: []resource.TestStep{
+			{Config: withPolicy},
+			{
+				Config:      cfg(`"tcp.unreserved.example:20000"`, ""),
+				ExpectError: regexp.MustCompile(`ERR_7113`),
+			},
+			{
+				// The module's removal took effect and the PATCH did not: the edge on its old
+				// address without the module is exactly what Terraform holds.
+				Config:           cfg("warren_reserved_addr.a.addr", ""),
+				ConfigPlanChecks: emptyPlan(),
+				Check:            moduleGone(addr, env.client.TCPEdges.GetModule, "traffic_policy"),
+			},
+			{
+				// The plan puts the module back in place.
+				Config:           withPolicy,
+				ConfigPlanChecks: expectAction(addr, plancheck.ResourceActionUpdate),
+				ConfigStateChecks: []statecheck.StateCheck{
+					moduleValue(addr, "traffic_policy", "enabled", knownvalue.Bool(true)),
+				},
+			},
+		},
+	})
+}
