@@ -4,10 +4,12 @@ import (
 	"regexp"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-testing/compare"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 )
 
 // TestAccEdgeUpdateFailsHalfway: an update that removes a module (DELETE …/traffic_policy,
@@ -56,5 +58,35 @@ resource "warren_tcp_edge" "test" {
 				},
 			},
 		},
+	})
+}
+
+// TestAccTCPEdgeDataSources reads a TCP edge by ID and in the list, with its modules.
+func TestAccTCPEdgeDataSources(t *testing.T) {
+	env := newAccEnv(t)
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories,
+		Steps: []resource.TestStep{{
+			Config: env.config(`
+resource "warren_reserved_addr" "a" {}
+resource "warren_static_backend" "b" { address = "10.0.0.5:22" }
+resource "warren_tcp_edge" "test" {
+  description = "ssh"
+  hostports   = [warren_reserved_addr.a.addr]
+  backend     = { backend_id = warren_static_backend.b.id }
+}
+
+data "warren_tcp_edge" "one" { id = warren_tcp_edge.test.id }
+
+data "warren_tcp_edges" "all" { depends_on = [warren_tcp_edge.test] }
+`),
+			ConfigStateChecks: []statecheck.StateCheck{
+				stateValue("data.warren_tcp_edge.one", "description", knownvalue.StringExact("ssh")),
+				moduleValue("data.warren_tcp_edge.one", "backend", "enabled", knownvalue.Bool(true)),
+				stateValue("data.warren_tcp_edge.one", "traffic_policy", knownvalue.Null()),
+				statecheck.CompareValuePairs("data.warren_tcp_edge.one", tfjsonpath.New("hostports"), "warren_tcp_edge.test", tfjsonpath.New("hostports"), compare.ValuesSame()),
+				stateValue("data.warren_tcp_edges.all", "tcp_edges", knownvalue.ListSizeExact(1)),
+			},
+		}},
 	})
 }
