@@ -57,6 +57,8 @@ var (
 	HTTPSEdges             = &Family{Path: "/edges/https", Member: "https_edges", Prefix: ids.HTTPSEdge}
 	TCPEdges               = &Family{Path: "/edges/tcp", Member: "tcp_edges", Prefix: ids.TCPEdge}
 	TLSEdges               = &Family{Path: "/edges/tls", Member: "tls_edges", Prefix: ids.TLSEdge}
+	EventDestinations      = &Family{Path: "/event_destinations", Member: "event_destinations", Prefix: ids.EventDestination}
+	EventSubscriptions     = &Family{Path: "/event_subscriptions", Member: "event_subscriptions", Prefix: ids.EventSubscription}
 	// HTTPSEdgeRoutes are listed only inside their edge's routes member.
 	HTTPSEdgeRoutes = func() *Family {
 		f := nested(HTTPSEdges, "edge_id", "/routes", "routes", ids.HTTPSEdgeRoute)
@@ -72,4 +74,5 @@ var Families = []*Family{
 	IPPolicies, IPPolicyRules, IPRestrictions,
 	FailoverBackends, HTTPResponseBackends, StaticBackends, TunnelGroupBackends, WeightedBackends,
 	HTTPSEdges, TCPEdges, TLSEdges, HTTPSEdgeRoutes,
+	EventDestinations, EventSubscriptions,
 }

@@ -39,6 +39,8 @@ const (
 	TCPEdge                 = "edgtcp_"
 	TLSEdge                 = "edgtls_"
 	HTTPSEdgeRoute          = "edghtsrt_"
+	EventDestination        = "ed_"
+	EventSubscription       = "esb_"
 	ServiceUser             = "service_"
 	BotUser                 = "bot_"
 	User                    = "usr_"

@@ -1,0 +1,299 @@
+package apiserver
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/warrenhq/terraform-provider-warren/apiserver/filter"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
+	"github.com/warrenhq/terraform-provider-warren/internal/api"
+	"github.com/warrenhq/terraform-provider-warren/internal/ids"
+	"github.com/warrenhq/terraform-provider-warren/internal/rules"
+)
+
+const (
+	kindEventDestination  = "event_destination"
+	kindEventSubscription = "event_subscription"
+)
+
+// destinationSecret is what a destination keeps in the store's secret column: the target's
+// secrets, which every response redacts to "" (details.md §9.3).
+type destinationSecret struct {
+	SecretAccessKey string `json:"secret_access_key,omitempty"`
+	APIKey          string `json:"api_key,omitempty"`
+	ClientSecret    string `json:"client_secret,omitempty"`
+}
+
+// fields points at the secret members of t (nil for the kinds t does not have).
+func (s *destinationSecret) fields(t *api.EventTarget) []struct{ stored, wire *string } {
+	var out []struct{ stored, wire *string }
+	add := func(stored, wire *string) { out = append(out, struct{ stored, wire *string }{stored, wire}) }
+	for _, auth := range []*api.AWSAuth{awsAuth(t)} {
+		if auth != nil && auth.Creds != nil {
+			add(&s.SecretAccessKey, &auth.Creds.SecretAccessKey)
+		}
+	}
+	if t.Observability != nil {
+		add(&s.APIKey, &t.Observability.APIKey)
+	}
+	if t.CloudLogsIngestion != nil {
+		add(&s.ClientSecret, &t.CloudLogsIngestion.ClientSecret)
+	}
+	return out
+}
+
+// awsAuth is the auth of an AWS target, nil for the other kinds.
+func awsAuth(t *api.EventTarget) *api.AWSAuth {
+	switch {
+	case t.DeliveryStream != nil:
+		return t.DeliveryStream.Auth
+	case t.DataStream != nil:
+		return t.DataStream.Auth
+	case t.LogGroup != nil:
+		return t.LogGroup.Auth
+	}
+	return nil
+}
+
+// eventDestinations is /event_destinations (details.md §6.15). Create and PATCH leave the
+// secrets in the object; check moves them to the secret column before it is stored. A PATCH
+// target replaces the whole target and must keep its kind (ERR_5108); a secret it leaves
+// empty keeps the stored one, since responses never show it. A destination a subscription
+// names cannot be deleted (ERR_5112).
+var eventDestinations = &family[api.EventDestination, *api.EventDestination, api.EventDestinationCreate, api.EventDestinationUpdate]{
+	kind:   kindEventDestination,
+	def:    api.EventDestinations,
+	filter: withFields(textFields, filter.Fields{"format": filter.String}),
+	create: func(c *call, tx store.Tx, in *api.EventDestinationCreate, d *api.EventDestination) (any, error) {
+		if err := setText(rules.EventDestinationText, in.Description, in.Metadata, &d.Description, &d.Metadata); err != nil {
+			return nil, err
+		}
+		if err := rules.EventFormat(in.Format); err != nil {
+			return nil, err
+		}
+		if err := rules.EventTarget(in.Target); err != nil {
+			return nil, err
+		}
+		d.Format, d.Target = *in.Format, *in.Target
+		return nil, nil
+	},
+	update: func(c *call, tx store.Tx, in *api.EventDestinationUpdate, d *api.EventDestination) error {
+		if err := setText(rules.EventDestinationText, in.Description, in.Metadata, &d.Description, &d.Metadata); err != nil {
+			return err
+		}
+		if in.Format != nil {
+			if err := rules.EventFormat(in.Format); err != nil {
+				return err
+			}
+			d.Format = *in.Format
+		}
+		if in.Target == nil {
+			return nil
+		}
+		if was, now := rules.EventTargetKind(&d.Target), rules.EventTargetKind(in.Target); len(now) == 1 && !slices.Equal(was, now) {
+			return withDetail(badRequest("ERR_5108", "The target kind cannot change (%s to %s); create another destination.", strings.Join(was, ""), now[0]), "param", "target")
+		}
+		stored, err := tx.Get(c.r.Context(), kindEventDestination, d.ID)
+		if err != nil {
+			return err
+		}
+		var kept destinationSecret
+		if len(stored.Secret) > 0 {
+			if err := json.Unmarshal(stored.Secret, &kept); err != nil {
+				return err
+			}
+		}
+		for _, f := range kept.fields(in.Target) {
+			if *f.wire == "" {
+				*f.wire = *f.stored
+			}
+		}
+		if err := rules.EventTarget(in.Target); err != nil {
+			return err
+		}
+		d.Target = *in.Target
+		return nil
+	},
+	check: func(w *write[*api.EventDestination]) error {
+		// Secrets are given on create and in a PATCH target; otherwise the stored ones stay.
+		var old, s destinationSecret
+		if len(w.secret) > 0 {
+			if err := json.Unmarshal(w.secret, &old); err != nil {
+				return err
+			}
+		}
+		oldFields := old.fields(&w.obj.Target)
+		for i, f := range s.fields(&w.obj.Target) {
+			if *f.wire == "" {
+				*f.wire = *oldFields[i].stored
+			}
+			*f.stored, *f.wire = *f.wire, ""
+		}
+		secret, err := json.Marshal(s)
+		w.secret = secret
+		return err
+	},
+	inUse: func(c *call, d *api.EventDestination, referrers []*store.Object) error {
+		return stillReferenced("ERR_5112", "The event destination "+d.ID, referrers)
+	},
+}
+
+// eventSubscriptions is /event_subscriptions (details.md §6.15). Its sources are stored in
+// the subscription itself, so that its sources member and the /sources sub-endpoints are one
+// list; the destinations are refs (ERR_5103 when one is not the account's, ERR_5112 on
+// deleting one that is named).
+var eventSubscriptions = &family[api.EventSubscription, *api.EventSubscription, api.EventSubscriptionCreate, api.EventSubscriptionUpdate]{
+	kind:   kindEventSubscription,
+	def:    api.EventSubscriptions,
+	filter: textFields,
+	create: func(c *call, tx store.Tx, in *api.EventSubscriptionCreate, s *api.EventSubscription) (any, error) {
+		return nil, setSubscription(c, tx, s, in.Description, in.Metadata, in.Sources, in.DestinationIDs, true)
+	},
+	update: func(c *call, tx store.Tx, in *api.EventSubscriptionUpdate, s *api.EventSubscription) error {
+		return setSubscription(c, tx, s, in.Description, in.Metadata, in.Sources, in.DestinationIDs, false)
+	},
+	refs: func(s *api.EventSubscription) []string { return refIDs(s.Destinations) },
+	render: func(c *call, s *api.EventSubscription) {
+		for i := range s.Destinations {
+			s.Destinations[i] = c.ref(s.Destinations[i].ID)
+		}
+		for i := range s.Sources {
+			s.Sources[i].URI = sourcesURI(c, s.ID) + "/" + s.Sources[i].Type
+		}
+	},
+	routes: eventSourceRoutes,
+}
+
+// setSubscription applies a create or PATCH body; on PATCH a nil list is not given and keeps
+// the current one, a given list replaces it.
+func setSubscription(c *call, tx store.Tx, s *api.EventSubscription, description, metadata *string, sources []api.EventSourceCreate, destinationIDs []string, create bool) error {
+	if err := setText(rules.EventSubscriptionText, description, metadata, &s.Description, &s.Metadata); err != nil {
+		return err
+	}
+	if sources != nil || create {
+		types := make([]string, len(sources))
+		for i, src := range sources {
+			types[i] = deref(src.Type)
+		}
+		if err := rules.EventSources(types); err != nil {
+			return err
+		}
+		s.Sources = make([]api.EventSource, len(types))
+		for i, typ := range types {
+			s.Sources[i] = api.EventSource{Type: typ}
+		}
+	}
+	if destinationIDs != nil || create {
+		s.Destinations = make([]api.Ref, 0, len(destinationIDs))
+		for i, id := range destinationIDs {
+			if slices.Contains(destinationIDs[:i], id) {
+				return withDetail(badRequest("ERR_215", "The event destination %s is given more than once.", rules.Quote(id)), "param", "destination_ids")
+			}
+			if _, err := c.lookup(tx, id, ids.EventDestination); isNotFound(err) {
+				return withDetail(badRequest("ERR_5103", "%s is not an event destination of this account.", rules.Quote(id)), "param", "destination_ids")
+			} else if err != nil {
+				return err
+			}
+			s.Destinations = append(s.Destinations, api.Ref{ID: id})
+		}
+	}
+	return nil
+}
+
+func sourcesURI(c *call, subscriptionID string) string {
+	return c.s.opts.BaseURL + api.EventSubscriptions.Path + "/" + subscriptionID + "/sources"
+}
+
+// eventSourceRoutes serves /event_subscriptions/{id}/sources[/{type}] (details.md §6.15) on
+// the subscription's own list: each change is a change of the subscription. A type the
+// subscription does not have is the plain 404, like any unknown ID.
+func eventSourceRoutes(f *family[api.EventSubscription, *api.EventSubscription, api.EventSubscriptionCreate, api.EventSubscriptionUpdate], s *Server, mux *router) {
+	path := f.def.Path + "/{id}/sources"
+	one := func(c *call, sub *api.EventSubscription) (*api.EventSource, error) {
+		typ := c.r.PathValue("type")
+		for i := range sub.Sources {
+			if sub.Sources[i].Type == typ {
+				return &sub.Sources[i], nil
+			}
+		}
+		return nil, notFound()
+	}
+	read := func(c *call) (*api.EventSubscription, error) {
+		var sub *api.EventSubscription
+		err := c.s.opts.Store.Read(c.r.Context(), func(tx store.Tx) (err error) {
+			sub, _, err = f.load(c, tx)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		return f.rendered(c, sub, ""), nil
+	}
+	mux.Handle("POST "+path, s.apiRoute(func(c *call) error {
+		var in api.EventSourceCreate
+		if _, err := c.decodeBody(&in); err != nil {
+			return err
+		}
+		typ := deref(in.Type)
+		if err := rules.EventSourceType(typ); err != nil {
+			return err
+		}
+		w, err := f.modify(c, func(w *write[*api.EventSubscription]) error {
+			types := []string{typ}
+			for _, src := range w.obj.Sources {
+				types = append(types, src.Type)
+			}
+			if err := rules.EventSources(types); err != nil {
+				return err
+			}
+			w.obj.Sources = append(w.obj.Sources, api.EventSource{Type: typ})
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		return c.writeJSON(http.StatusCreated, api.EventSource{Type: typ, URI: sourcesURI(c, w.obj.ID) + "/" + typ})
+	}))
+	mux.Handle("GET "+path, s.apiRoute(func(c *call) error {
+		sub, err := read(c)
+		if err != nil {
+			return err
+		}
+		return c.writeJSON(http.StatusOK, api.EventSourceList{Sources: sub.Sources, URI: sourcesURI(c, sub.ID)})
+	}))
+	getOne := func(c *call) error {
+		sub, err := read(c)
+		if err != nil {
+			return err
+		}
+		src, err := one(c, sub)
+		if err != nil {
+			return err
+		}
+		return c.writeJSON(http.StatusOK, src)
+	}
+	mux.Handle("GET "+path+"/{type}", s.apiRoute(getOne))
+	mux.Handle("PATCH "+path+"/{type}", s.apiRoute(func(c *call) error {
+		if _, err := c.decodeBody(&api.EventSourceUpdate{}); err != nil {
+			return err
+		}
+		return getOne(c)
+	}))
+	mux.Handle("DELETE "+path+"/{type}", s.apiRoute(func(c *call) error {
+		_, err := f.modify(c, func(w *write[*api.EventSubscription]) error {
+			src, err := one(c, w.obj)
+			if err != nil {
+				return err
+			}
+			typ := src.Type
+			w.obj.Sources = slices.DeleteFunc(w.obj.Sources, func(s api.EventSource) bool { return s.Type == typ })
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		return c.noContent()
+	}))
+}
