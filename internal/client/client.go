@@ -62,7 +62,9 @@ type Client struct {
 	TLSEdges                  *Collection[api.TLSEdge, api.TLSEdgeCreate, api.TLSEdgeCreate]
 	// HTTPSEdgeRoutes live under an edge: HTTPSEdgeRoutes.Under(edgeID). They have no list
 	// of their own; an edge's routes member lists them.
-	HTTPSEdgeRoutes *Nested[api.HTTPSEdgeRoute, api.HTTPSEdgeRouteCreate, api.HTTPSEdgeRouteCreate]
+	HTTPSEdgeRoutes    *Nested[api.HTTPSEdgeRoute, api.HTTPSEdgeRouteCreate, api.HTTPSEdgeRouteCreate]
+	EventDestinations  *Collection[api.EventDestination, api.EventDestinationCreate, api.EventDestinationUpdate]
+	EventSubscriptions *Collection[api.EventSubscription, api.EventSubscriptionCreate, api.EventSubscriptionUpdate]
 }
 
 // New returns a client for cfg.
@@ -104,6 +106,8 @@ func New(cfg Config) *Client {
 	c.HTTPSEdges = collection[api.HTTPSEdge, api.HTTPSEdgeCreate, api.HTTPSEdgeCreate](c, api.HTTPSEdges)
 	c.TCPEdges = collection[api.TCPEdge, api.TCPEdgeCreate, api.TCPEdgeCreate](c, api.TCPEdges)
 	c.TLSEdges = collection[api.TLSEdge, api.TLSEdgeCreate, api.TLSEdgeCreate](c, api.TLSEdges)
+	c.EventDestinations = collection[api.EventDestination, api.EventDestinationCreate, api.EventDestinationUpdate](c, api.EventDestinations)
+	c.EventSubscriptions = collection[api.EventSubscription, api.EventSubscriptionCreate, api.EventSubscriptionUpdate](c, api.EventSubscriptions)
 	c.HTTPSEdgeRoutes = &Nested[api.HTTPSEdgeRoute, api.HTTPSEdgeRouteCreate, api.HTTPSEdgeRouteCreate]{c: c, family: api.HTTPSEdgeRoutes}
 	return c
 }
