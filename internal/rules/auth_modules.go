@@ -122,28 +122,32 @@ func session(req *api.SessionFieldsRequest, defaultCookiePrefix string) (api.Ses
 		out.CookiePrefix = p
 	}
 	if req.InactivityTimeout != nil {
-		v := *req.InactivityTimeout
-		if v < 0 {
-			return out, uint32Value("inactivity_timeout", v)
+		if err := seconds("inactivity_timeout", *req.InactivityTimeout, 0, MaxInactivityTimeout, "", "", "ERR_7092"); err != nil {
+			return out, err
 		}
-		if v > MaxInactivityTimeout {
-			return out, violation("ERR_7092", "inactivity_timeout", "inactivity_timeout is at most one year (%d seconds); got %d.", MaxInactivityTimeout, v)
-		}
-		out.InactivityTimeout = v
+		out.InactivityTimeout = *req.InactivityTimeout
 	}
 	if req.MaximumDuration != nil {
-		v := *req.MaximumDuration
-		switch {
-		case v < 0:
-			return out, uint32Value("maximum_duration", v)
-		case v != 0 && v < MinMaximumDuration:
-			return out, violation("ERR_7161", "maximum_duration", "maximum_duration is 0 (no limit) or at least %d seconds; got %d.", MinMaximumDuration, v)
-		case v > MaxMaximumDuration:
-			return out, violation("ERR_7162", "maximum_duration", "maximum_duration is at most one year (%d seconds); got %d.", MaxMaximumDuration, v)
+		if err := seconds("maximum_duration", *req.MaximumDuration, MinMaximumDuration, MaxMaximumDuration, "no limit", "ERR_7161", "ERR_7162"); err != nil {
+			return out, err
 		}
-		out.MaximumDuration = v
+		out.MaximumDuration = *req.MaximumDuration
 	}
 	return out, nil
+}
+
+// seconds checks a duration member in seconds: not negative, and 0 (zeroMeans) or within
+// least..most, with the codes for too short and too long.
+func seconds(field string, v, least, most int64, zeroMeans, tooShort, tooLong string) error {
+	switch {
+	case v < 0:
+		return uint32Value(field, v)
+	case v != 0 && v < least:
+		return violation(tooShort, field, "%s is 0 (%s) or at least %d seconds; got %d.", field, zeroMeans, least, v)
+	case v > most:
+		return violation(tooLong, field, "%s is at most one year (%d seconds); got %d.", field, most, v)
+	}
+	return nil
 }
 
 // OAuth checks an oauth module (§8.6): exactly one provider (ERR_7036/7037), its app and who
@@ -157,16 +161,10 @@ func OAuth(req *api.OAuthModuleRequest) (*api.OAuthModule, error) {
 	}
 	out := &api.OAuthModule{SessionFields: s}
 	if req.AuthCheckInterval != nil {
-		v := *req.AuthCheckInterval
-		switch {
-		case v < 0:
-			return nil, uint32Value("auth_check_interval", v)
-		case v != 0 && v < MinAuthCheckInterval:
-			return nil, violation("ERR_7035", "auth_check_interval", "auth_check_interval is 0 (not enforced) or at least %d seconds; got %d.", MinAuthCheckInterval, v)
-		case v > MaxAuthCheckInterval:
-			return nil, violation("ERR_7158", "auth_check_interval", "auth_check_interval is at most one year (%d seconds); got %d.", MaxAuthCheckInterval, v)
+		if err := seconds("auth_check_interval", *req.AuthCheckInterval, MinAuthCheckInterval, MaxAuthCheckInterval, "not enforced", "ERR_7035", "ERR_7158"); err != nil {
+			return nil, err
 		}
-		out.AuthCheckInterval = v
+		out.AuthCheckInterval = *req.AuthCheckInterval
 	}
 	p := req.Provider
 	if p == nil {
