@@ -343,6 +343,16 @@ func secretValue(s *string, prior types.String, data bool) types.String {
 	return types.StringValue(*s)
 }
 
+// secretState is how a module's secret and its write-only version read back: from the API's
+// answer (secretValue) with the prior version kept, or, in a data source (no prior), shown.
+func secretState[M any](s *string, prior *M, fields func(*M) (secret types.String, version types.Int64)) (types.String, types.Int64) {
+	if prior == nil {
+		return secretValue(s, types.StringNull(), true), types.Int64Null()
+	}
+	secret, version := fields(prior)
+	return secretValue(s, secret, false), version
+}
+
 // secretOf is the secret to send: the value, else the write-only one from the configuration.
 func secretOf(value, writeOnly types.String) *string {
 	if s := optional(value); s != nil {

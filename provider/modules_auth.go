@@ -266,12 +266,8 @@ var oidcModule = module[oidcModuleModel, api.OIDCModuleRequest, api.OIDCModule]{
 	flatten: func(r *api.OIDCModule, prior *oidcModuleModel) oidcModuleModel {
 		secret := &r.ClientSecret
 		out := oidcModuleModel{sessionModel: sessionOf(r.SessionFields), Issuer: types.StringValue(r.Issuer), ClientID: types.StringValue(r.ClientID),
-			ClientSecretWO: types.StringNull(), ClientSecretWOVersion: types.Int64Null(), Scopes: listValue(r.Scopes, prior, func(m *oidcModuleModel) types.List { return m.Scopes })}
-		if prior == nil {
-			out.ClientSecret = secretValue(secret, types.StringNull(), true)
-			return out
-		}
-		out.ClientSecret, out.ClientSecretWOVersion = secretValue(secret, prior.ClientSecret, false), prior.ClientSecretWOVersion
+			ClientSecretWO: types.StringNull(), Scopes: listValue(r.Scopes, prior, func(m *oidcModuleModel) types.List { return m.Scopes })}
+		out.ClientSecret, out.ClientSecretWOVersion = secretState(secret, prior, func(m *oidcModuleModel) (types.String, types.Int64) { return m.ClientSecret, m.ClientSecretWOVersion })
 		return out
 	},
 	rules: append(secretRules(path.Empty(), "client_secret"), validators.ExactlyOneOf(path.Root("client_secret"), path.Root("client_secret_wo"))),

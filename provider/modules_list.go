@@ -214,16 +214,14 @@ var webhookVerificationModule = module[webhookVerificationModuleModel, api.Webho
 		return &api.WebhookVerificationModuleRequest{Enabled: boolPtr(m.Enabled), Provider: optional(m.Provider), Secret: secretOf(m.Secret, config.SecretWO)}
 	},
 	flatten: func(r *api.WebhookVerificationModule, prior *webhookVerificationModuleModel) webhookVerificationModuleModel {
-		out := webhookVerificationModuleModel{Enabled: types.BoolValue(r.Enabled), Provider: types.StringValue(r.Provider), SecretWO: types.StringNull(), SecretWOVersion: types.Int64Null()}
+		out := webhookVerificationModuleModel{Enabled: types.BoolValue(r.Enabled), Provider: types.StringValue(r.Provider), SecretWO: types.StringNull()}
 		secret := &r.Secret
 		if r.Secret == "" {
 			secret = nil
 		}
-		if prior == nil {
-			out.Secret = secretValue(secret, types.StringNull(), true)
-			return out
-		}
-		out.Secret, out.SecretWOVersion = secretValue(secret, prior.Secret, false), prior.SecretWOVersion
+		out.Secret, out.SecretWOVersion = secretState(secret, prior, func(m *webhookVerificationModuleModel) (types.String, types.Int64) {
+			return m.Secret, m.SecretWOVersion
+		})
 		return out
 	},
 	rules: secretRules(path.Empty(), "secret"),
