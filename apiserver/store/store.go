@@ -48,6 +48,7 @@ type Store interface {
 	// run fn more than once (to retry a serialization failure), so fn must have no effects
 	// outside tx. fn must not call Write itself.
 	Write(ctx context.Context, fn func(Tx) error) error
+	Outbox
 	Close() error
 }
 
@@ -74,6 +75,9 @@ type Tx interface {
 	Lookup(ctx context.Context, uniqueKey string) (*Object, error)
 	// Count returns the number of objects of a kind in an account, whatever their parent.
 	Count(ctx context.Context, kind, accountID string) (int, error)
+	// AddEvent appends e to the outbox with a pending delivery, due at once, for each of
+	// deliveries (see Outbox). It sets e.Seq. Only a write transaction may add events.
+	AddEvent(ctx context.Context, e *Event, deliveries []NewDelivery) error
 }
 
 var (

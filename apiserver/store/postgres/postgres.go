@@ -32,6 +32,8 @@ var dialect = sqlstore.Dialect{
 	JSONArray:    "coalesce(json_agg(%s), '[]')::text",
 	ReadOptions:  sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},
 	WriteOptions: sql.TxOptions{Isolation: sql.LevelSerializable},
+	SkipLocked:   " FOR UPDATE SKIP LOCKED",
+	ForUpdate:    " FOR UPDATE",
 	Retryable:    retryable,
 }
 

@@ -31,6 +31,10 @@ type Dialect struct {
 	JSONArray string
 	// ReadOptions and WriteOptions begin read-only and read-write transactions.
 	ReadOptions, WriteOptions sql.TxOptions
+	// SkipLocked ends a SELECT whose rows a transaction locks and other transactions skip
+	// (" FOR UPDATE SKIP LOCKED"); ForUpdate one whose rows it locks (" FOR UPDATE"). Both
+	// are "" where write transactions never run side by side (SQLite).
+	SkipLocked, ForUpdate string
 	// Retryable reports whether a failed write transaction may succeed when run again
 	// (a serialization failure or a deadlock); nil when the database never asks for that.
 	Retryable func(error) bool

@@ -33,6 +33,12 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ReadOnly", testReadOnly},
 		{"SerializableWrites", testSerializableWrites},
 		{"DeleteInsertRefRace", testDeleteInsertRefRace},
+		{"OutboxAtomic", testOutboxAtomic},
+		{"OutboxClaimOrder", testOutboxClaimOrder},
+		{"OutboxLease", testOutboxLease},
+		{"OutboxQueries", testOutboxQueries},
+		{"OutboxPrune", testOutboxPrune},
+		{"OutboxConcurrentClaims", testOutboxConcurrentClaims},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
