@@ -17,6 +17,7 @@ type principal struct {
 	id        string // usr_… or service_…
 	role      string // api.RoleAdmin or api.RoleMember
 	keyID     string
+	subject   string // the user's e-mail or the service user's name, for events (§9.3)
 }
 
 func (p principal) admin() bool { return p.role == api.RoleAdmin }
@@ -113,7 +114,7 @@ func loadPrincipal(c *call, tx store.Tx, accountID, ownerID string) (principal, 
 		if err := json.Unmarshal(obj.Doc, &u); err != nil {
 			return principal{}, err
 		}
-		return principal{accountID: accountID, id: u.ID, role: u.Role}, nil
+		return principal{accountID: accountID, id: u.ID, role: u.Role, subject: u.Email}, nil
 	}
 	obj, err := tx.Get(ctx, kindServiceUser, ownerID)
 	if err != nil {
@@ -127,5 +128,5 @@ func loadPrincipal(c *call, tx store.Tx, accountID, ownerID string) (principal, 
 		return principal{}, forbidden("ERR_203", "The API key's owner %s is inactive.", su.ID)
 	}
 	// Service users act with member rights: they may not manage principals.
-	return principal{accountID: accountID, id: su.ID, role: api.RoleMember}, nil
+	return principal{accountID: accountID, id: su.ID, role: api.RoleMember, subject: su.Name}, nil
 }

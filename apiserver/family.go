@@ -130,7 +130,10 @@ func (f *family[T, P, C, U]) handleCreate(c *call) error {
 		if err := f.applyModules(w, members); err != nil {
 			return err
 		}
-		return f.store(w, tx.Insert)
+		if err := f.store(w, tx.Insert); err != nil {
+			return err
+		}
+		return c.emit(tx, f.def, "created", f.rendered(c, obj, parentID))
 	})
 	if err != nil {
 		return err
@@ -230,7 +233,12 @@ func (f *family[T, P, C, U]) modify(c *call, change func(w *write[P]) error) (*w
 		if err := change(w); err != nil {
 			return err
 		}
-		return f.store(w, tx.Update)
+		if err := f.store(w, tx.Update); err != nil {
+			return err
+		}
+		// Sub-resource changes (a subscription's sources, a domain's certificate) are
+		// changes of their owner: its *_updated event (details.md §9.2).
+		return c.emit(tx, f.def, "updated", f.rendered(c, w.obj, w.parentID))
 	})
 	return w, err
 }
@@ -264,7 +272,7 @@ func (f *family[T, P, C, U]) expanded(c *call, tx store.Tx, obj P) error {
 
 func (f *family[T, P, C, U]) handleDelete(c *call) error {
 	err := c.s.opts.Store.Write(c.r.Context(), func(tx store.Tx) error {
-		obj, _, err := f.load(c, tx)
+		obj, stored, err := f.load(c, tx)
 		if err != nil {
 			return err
 		}
@@ -285,7 +293,10 @@ func (f *family[T, P, C, U]) handleDelete(c *call) error {
 		if err := c.deleteChildren(tx, f.def, obj.Base().ID); err != nil {
 			return err
 		}
-		return f.storeErr(c, tx, tx.Delete(c.r.Context(), f.kind, obj.Base().ID))
+		if err := f.storeErr(c, tx, tx.Delete(c.r.Context(), f.kind, obj.Base().ID)); err != nil {
+			return err
+		}
+		return c.emit(tx, f.def, "deleted", f.rendered(c, obj, stored.ParentID))
 	})
 	if err != nil {
 		return err

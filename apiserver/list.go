@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -24,26 +25,36 @@ type listQuery struct {
 	limit     int
 	filter    *filter.Program
 	rawFilter string
+	extra     url.Values // the values of the extra parameters the caller allowed
 }
 
 // parseListQuery validates the query string of a list (details.md §3.1): only before_id,
-// limit and (where the list has filterable fields) filter, each at most once.
-func (c *call) parseListQuery(prefix string, fields filter.Fields) (listQuery, error) {
-	q := listQuery{limit: defaultLimit}
+// limit, (where the list has filterable fields) filter and the extra parameters of an
+// operator's list, each at most once.
+func (c *call) parseListQuery(prefix string, fields filter.Fields, extra ...string) (listQuery, error) {
+	q := listQuery{limit: defaultLimit, extra: url.Values{}}
 	values, err := url.ParseQuery(c.r.URL.RawQuery)
 	if err != nil {
 		return q, badRequest("ERR_230", "The query string could not be parsed: %s.", rules.Clip(err.Error()))
 	}
 	for name, vals := range values {
 		switch {
-		case name != "before_id" && name != "limit" && (name != "filter" || fields == nil):
+		case name != "before_id" && name != "limit" && (name != "filter" || fields == nil) && !slices.Contains(extra, name):
 			supported := "before_id, limit"
 			if fields != nil {
 				supported += ", filter"
 			}
+			for _, e := range extra {
+				supported += ", " + e
+			}
 			return q, withDetail(badRequest("ERR_231", "Unknown query parameter %s. Supported parameters: %s.", rules.Quote(name), supported), "param", rules.Clip(name))
 		case len(vals) > 1:
 			return q, withDetail(badRequest("ERR_232", "The query parameter %s was given more than once.", rules.Quote(name)), "param", rules.Clip(name))
+		}
+	}
+	for _, name := range extra {
+		if v, ok := values[name]; ok {
+			q.extra.Set(name, v[0])
 		}
 	}
 	if v, ok := values["limit"]; ok {
@@ -125,6 +136,9 @@ func (c *call) writeList(path, member string, q listQuery, items []json.RawMessa
 		v := url.Values{"before_id": {lastID}, "limit": {strconv.Itoa(q.limit)}}
 		if q.rawFilter != "" {
 			v.Set("filter", q.rawFilter)
+		}
+		for name, vals := range q.extra {
+			v[name] = vals
 		}
 		next = listURI + "?" + v.Encode()
 	}

@@ -116,9 +116,11 @@ func TestBootstrapKeyIgnoredWarns(t *testing.T) {
 	start := func(token string) *observer.ObservedLogs {
 		t.Helper()
 		core, logs := observer.New(zapcore.InfoLevel)
-		if _, err := apiserver.New(ctx, apiserver.Options{Store: db, BaseURL: "http://warren.test", BootstrapAPIKey: token, Logger: zap.New(core)}); err != nil {
+		srv, err := apiserver.New(ctx, apiserver.Options{Store: db, BaseURL: "http://warren.test", BootstrapAPIKey: token, Logger: zap.New(core)})
+		if err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(func() { srv.Close() })
 		return logs
 	}
 	for _, token := range []string{first, first, ""} {

@@ -33,6 +33,7 @@ func newTestServer(t *testing.T, log *zap.Logger) (*Server, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { s.Close() })
 	return s, token
 }
 

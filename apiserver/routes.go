@@ -51,6 +51,8 @@ func (s *Server) routes() http.Handler {
 
 	mux.Handle("POST /_admin/accounts", s.adminRoute(s.adminCreateAccount))
 	mux.Handle("POST /_admin/accounts/{account_id}/users", s.adminRoute(s.adminCreateUser))
+	mux.Handle("GET /_admin/events", s.adminRoute(s.adminEvents))
+	mux.Handle("GET /_admin/deliveries", s.adminRoute(s.adminDeliveries))
 	mux.Handle("GET /healthz", http.HandlerFunc(s.healthz))
 	s.patterns = mux.patterns
 

@@ -30,6 +30,7 @@ func TestRouteTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer srv.Close()
 	// Every family of the table in internal/api is served.
 	for _, f := range api.Families {
 		if !slices.Contains(srv.Routes(), "POST "+f.Path) {

@@ -54,6 +54,8 @@ type Options struct {
 	// TrustedProxies are the proxies whose X-Forwarded-For names the client's address, for
 	// the api IP restriction. Without them the client is the connection's peer.
 	TrustedProxies []netip.Prefix
+	// Events configure the delivery of audit events to the accounts' event destinations.
+	Events EventOptions
 }
 
 // AddrPool is the range of TCP addresses (host:port) the server assigns to reserved addresses.
@@ -80,10 +82,12 @@ type Server struct {
 	children       map[*api.Family][]collection // nested families by parent, filled by routes
 	patterns       []string                     // every route pattern, filled by routes
 	limiter        *accountLimiter              // nil without a rate limit
+	deliverer      *deliverer                   // nil when this process delivers no events
 }
 
 // New builds the API server and bootstraps an empty store with one account, its admin user
-// and an admin API key.
+// and an admin API key. Unless Options.Events turns it off, it starts the event delivery
+// worker, which runs until Close.
 func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Store == nil {
 		return nil, errors.New("apiserver: Options.Store is required")
@@ -107,6 +111,10 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if err := checkBootstrapKey(opts.BootstrapAPIKey); err != nil {
 		return nil, fmt.Errorf("apiserver: %w", err)
 	}
+	if err := opts.Events.check(); err != nil {
+		return nil, fmt.Errorf("apiserver: %w", err)
+	}
+	opts.Events.setDefaults()
 	// Every store call goes through the debug log of its timings.
 	opts.Store = loggedStore{Store: opts.Store, log: opts.Logger}
 	if opts.RateLimit == 0 {
@@ -122,6 +130,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	s.bootstrapToken = token
 	s.handler = s.routes()
+	if opts.Events.Workers > 0 {
+		s.startDelivery()
+	}
 	return s, nil
 }
 
@@ -129,6 +140,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 // touching a store: a binary checks its configuration before it opens (maybe creates) one.
 func CheckOptions(opts Options) error {
 	if err := setDomainDefaults(&opts); err != nil {
+		return err
+	}
+	if err := opts.Events.check(); err != nil {
 		return err
 	}
 	return checkBootstrapKey(opts.BootstrapAPIKey)

@@ -75,6 +75,7 @@ func Start(t testing.TB, configure ...func(*apiserver.Options)) *Server {
 	}
 	t.Cleanup(func() {
 		ts.Close()
+		_ = srv.Close()
 		_ = db.Close()
 	})
 	s.URL = ts.URL

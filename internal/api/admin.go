@@ -43,3 +43,17 @@ type AdminGrant struct {
 	User    User    `json:"user"`
 	APIKey  APIKey  `json:"api_key"`
 }
+
+// AdminDelivery is one event on its way to one destination (GET /_admin/deliveries).
+type AdminDelivery struct {
+	ID            string  `json:"id"`
+	EventID       string  `json:"event_id"`
+	DestinationID string  `json:"destination_id"`
+	AccountID     string  `json:"account_id"`
+	State         string  `json:"state"` // pending, delivered or failed
+	Attempts      int     `json:"attempts"`
+	NextAttemptAt *string `json:"next_attempt_at"` // when a pending delivery is tried next; null otherwise
+	LastError     string  `json:"last_error"`      // "" when the last attempt succeeded or none was made
+	CreatedAt     string  `json:"created_at"`
+	UpdatedAt     string  `json:"updated_at"`
+}

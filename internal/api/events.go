@@ -1,5 +1,7 @@
 package api
 
+import "encoding/json"
+
 // EventDestination is where an account's events are sent (/event_destinations, details.md
 // §6.15, §9.3). Its secrets (secret_access_key, the observability api_key, the cloud-logs
 // client_secret) are kept server-side and always answered as "".
@@ -140,4 +142,22 @@ type EventSubscriptionUpdate struct {
 	Metadata       *string             `json:"metadata,omitempty"`
 	Sources        []EventSourceCreate `json:"sources,omitzero"`
 	DestinationIDs []string            `json:"destination_ids,omitzero"`
+}
+
+// Event is the JSON document delivered for each event (details.md §9.3).
+type Event struct {
+	EventID        string          `json:"event_id"`
+	EventType      string          `json:"event_type"`
+	EventTimestamp string          `json:"event_timestamp"`
+	AccountID      string          `json:"account_id"`
+	Principal      *EventPrincipal `json:"principal"` // null for traffic events
+	Object         json.RawMessage `json:"object"`    // the resource as the API returns it
+}
+
+// EventPrincipal is who made an audited change.
+type EventPrincipal struct {
+	ID         string `json:"id"`      // usr_… or the service user's ID
+	Subject    string `json:"subject"` // the user's e-mail or the service user's name
+	Source     string `json:"source"`  // "API" or "Dashboard"
+	Credential *Ref   `json:"credential"`
 }

@@ -17,6 +17,9 @@ type Family struct {
 	ParentParam string
 	// NoList: the family has no list endpoint of its own (routes are listed in their edge).
 	NoList bool
+	// Event is the stem of the audit events its changes emit (details.md §9.2): "ip_policy"
+	// for ip_policy_created.v0, _updated.v0 and _deleted.v0; "" when they emit none.
+	Event string
 }
 
 // PathUnder returns the collection path with the parent's ID in place of its wildcard
@@ -35,20 +38,20 @@ func nested(parent *Family, param, path, member, prefix string) *Family {
 
 // The families of the API (details.md §6, §11).
 var (
-	APIKeys                   = &Family{Path: "/api_keys", Member: "keys", Prefix: ids.APIKey}
-	Credentials               = &Family{Path: "/credentials", Member: "credentials", Prefix: ids.Credential}
-	SSHCredentials            = &Family{Path: "/ssh_credentials", Member: "ssh_credentials", Prefix: ids.SSHCredential}
-	SSHCertificateAuthorities = &Family{Path: "/ssh_certificate_authorities", Member: "ssh_certificate_authorities", Prefix: ids.SSHCertificateAuthority}
+	APIKeys                   = &Family{Path: "/api_keys", Member: "keys", Prefix: ids.APIKey, Event: "api_key"}
+	Credentials               = &Family{Path: "/credentials", Member: "credentials", Prefix: ids.Credential, Event: "tunnel_credential"}
+	SSHCredentials            = &Family{Path: "/ssh_credentials", Member: "ssh_credentials", Prefix: ids.SSHCredential, Event: "ssh_public_key"}
+	SSHCertificateAuthorities = &Family{Path: "/ssh_certificate_authorities", Member: "ssh_certificate_authorities", Prefix: ids.SSHCertificateAuthority, Event: "ssh_certificate_authority"}
 	ServiceUsers              = &Family{Path: "/service_users", Member: "service_users", Prefix: ids.ServiceUser}
 	// BotUsers is the deprecated alias of ServiceUsers: the same objects under another path.
 	BotUsers               = &Family{Path: "/bot_users", Member: "bot_users", Prefix: ids.ServiceUser}
-	TLSCertificates        = &Family{Path: "/tls_certificates", Member: "tls_certificates", Prefix: ids.TLSCertificate}
-	CertificateAuthorities = &Family{Path: "/certificate_authorities", Member: "certificate_authorities", Prefix: ids.CertificateAuthority}
-	ReservedDomains        = &Family{Path: "/reserved_domains", Member: "reserved_domains", Prefix: ids.ReservedDomain}
-	ReservedAddrs          = &Family{Path: "/reserved_addrs", Member: "reserved_addrs", Prefix: ids.ReservedAddr}
-	IPPolicies             = &Family{Path: "/ip_policies", Member: "ip_policies", Prefix: ids.IPPolicy}
-	IPPolicyRules          = &Family{Path: "/ip_policy_rules", Member: "ip_policy_rules", Prefix: ids.IPPolicyRule}
-	IPRestrictions         = &Family{Path: "/ip_restrictions", Member: "ip_restrictions", Prefix: ids.IPRestriction}
+	TLSCertificates        = &Family{Path: "/tls_certificates", Member: "tls_certificates", Prefix: ids.TLSCertificate, Event: "tls_certificate"}
+	CertificateAuthorities = &Family{Path: "/certificate_authorities", Member: "certificate_authorities", Prefix: ids.CertificateAuthority, Event: "certificate_authority"}
+	ReservedDomains        = &Family{Path: "/reserved_domains", Member: "reserved_domains", Prefix: ids.ReservedDomain, Event: "domain"}
+	ReservedAddrs          = &Family{Path: "/reserved_addrs", Member: "reserved_addrs", Prefix: ids.ReservedAddr, Event: "tcp_address"}
+	IPPolicies             = &Family{Path: "/ip_policies", Member: "ip_policies", Prefix: ids.IPPolicy, Event: "ip_policy"}
+	IPPolicyRules          = &Family{Path: "/ip_policy_rules", Member: "ip_policy_rules", Prefix: ids.IPPolicyRule, Event: "ip_policy_rule"}
+	IPRestrictions         = &Family{Path: "/ip_restrictions", Member: "ip_restrictions", Prefix: ids.IPRestriction, Event: "ip_restriction"}
 	FailoverBackends       = &Family{Path: "/backends/failover", Member: "backends", Prefix: ids.FailoverBackend}
 	HTTPResponseBackends   = &Family{Path: "/backends/http_response", Member: "backends", Prefix: ids.HTTPResponseBackend}
 	StaticBackends         = &Family{Path: "/backends/static", Member: "backends", Prefix: ids.StaticBackend}
@@ -57,8 +60,8 @@ var (
 	HTTPSEdges             = &Family{Path: "/edges/https", Member: "https_edges", Prefix: ids.HTTPSEdge}
 	TCPEdges               = &Family{Path: "/edges/tcp", Member: "tcp_edges", Prefix: ids.TCPEdge}
 	TLSEdges               = &Family{Path: "/edges/tls", Member: "tls_edges", Prefix: ids.TLSEdge}
-	EventDestinations      = &Family{Path: "/event_destinations", Member: "event_destinations", Prefix: ids.EventDestination}
-	EventSubscriptions     = &Family{Path: "/event_subscriptions", Member: "event_subscriptions", Prefix: ids.EventSubscription}
+	EventDestinations      = &Family{Path: "/event_destinations", Member: "event_destinations", Prefix: ids.EventDestination, Event: "event_destination"}
+	EventSubscriptions     = &Family{Path: "/event_subscriptions", Member: "event_subscriptions", Prefix: ids.EventSubscription, Event: "event_subscription"}
 	// HTTPSEdgeRoutes are listed only inside their edge's routes member.
 	HTTPSEdgeRoutes = func() *Family {
 		f := nested(HTTPSEdges, "edge_id", "/routes", "routes", ids.HTTPSEdgeRoute)

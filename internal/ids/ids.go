@@ -41,6 +41,8 @@ const (
 	HTTPSEdgeRoute          = "edghtsrt_"
 	EventDestination        = "ed_"
 	EventSubscription       = "esb_"
+	Event                   = "ev_"
+	EventDelivery           = "evd_" // not in §11: deliveries are Warren's own (/_admin/deliveries)
 	ServiceUser             = "service_"
 	BotUser                 = "bot_"
 	User                    = "usr_"

@@ -24,6 +24,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/delivery"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/postgres"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sqlite"
@@ -123,6 +124,9 @@ type config struct {
 	domainBase, tcpAddrHost, tcpAddrPorts, trustedProxies            string
 	readHeaderTimeout, readTimeout, writeTimeout, idleTimeout        time.Duration
 	showVersion                                                      bool
+	eventWorkers                                                     int
+	eventGiveUpAfter, eventRetention, eventMaxBackoff                time.Duration
+	eventEndpoints                                                   delivery.Endpoints
 
 	// Derived by check.
 	level            zap.AtomicLevel
@@ -166,6 +170,17 @@ func newFlagSet() (fs *flag.FlagSet, cfg *config, envOf map[string]string) {
 	dur(&cfg.writeTimeout, "write-timeout", "WARREN_WRITE_TIMEOUT", 60*time.Second, "longest time from the end of a request's headers to the end of its response, 0 for no limit")
 	dur(&cfg.idleTimeout, "idle-timeout", "WARREN_IDLE_TIMEOUT", 120*time.Second, "longest time a keep-alive connection may wait for its next request (0: the read timeout)")
 	str(&cfg.trustedProxies, "trusted-proxies", "WARREN_TRUSTED_PROXIES", "", "comma-separated CIDRs of reverse proxies whose X-Forwarded-For gives the client address for API IP restrictions (none by default)")
+	num(&cfg.eventWorkers, "event-workers", "WARREN_EVENT_WORKERS", apiserver.DefaultEventWorkers, "event destinations this process sends to at once; 0 delivers no events here (they wait for a replica that does)")
+	dur(&cfg.eventGiveUpAfter, "event-give-up-after", "WARREN_EVENT_GIVE_UP_AFTER", apiserver.DefaultEventGiveUpAfter, "age at which an event not yet delivered to a destination fails for good")
+	dur(&cfg.eventMaxBackoff, "event-max-backoff", "WARREN_EVENT_MAX_BACKOFF", apiserver.DefaultEventMaxBackoff, "longest wait between two attempts to deliver an event (the wait doubles from 1s)")
+	dur(&cfg.eventRetention, "event-retention", "WARREN_EVENT_RETENTION", apiserver.DefaultEventRetention, "how long delivered and failed events are kept (GET /_admin/events)")
+	e := &cfg.eventEndpoints
+	str(&e.Firehose, "event-endpoint-delivery-stream", "WARREN_EVENT_ENDPOINT_DELIVERY_STREAM", "", "URL of the delivery stream (Firehose) API, instead of the ARN's region's")
+	str(&e.Kinesis, "event-endpoint-data-stream", "WARREN_EVENT_ENDPOINT_DATA_STREAM", "", "URL of the data stream (Kinesis) API, instead of the ARN's region's")
+	str(&e.CloudWatchLogs, "event-endpoint-log-group", "WARREN_EVENT_ENDPOINT_LOG_GROUP", "", "URL of the log group (CloudWatch Logs) API, instead of the ARN's region's")
+	str(&e.STS, "event-endpoint-sts", "WARREN_EVENT_ENDPOINT_STS", "", "URL of the STS API that role auth assumes roles with")
+	str(&e.Observability, "event-endpoint-observability", "WARREN_EVENT_ENDPOINT_OBSERVABILITY", "", "base URL of the observability logs intake, instead of the target site's")
+	str(&e.IdentityAuthority, "event-identity-authority", "WARREN_EVENT_IDENTITY_AUTHORITY", "", "identity authority host (https URL) of the cloud logs-ingestion target's client-credentials tokens, instead of the public cloud's")
 	fs.BoolVar(&cfg.showVersion, "version", false, "print the version and exit")
 	return fs, cfg, envOf
 }
@@ -228,6 +243,20 @@ func (cfg *config) check() error {
 			return fmt.Errorf("--%s %s is negative; 0 means no limit", name, d)
 		}
 	}
+	if cfg.eventWorkers < 0 {
+		return fmt.Errorf("--event-workers %d is negative; 0 delivers no events in this process", cfg.eventWorkers)
+	}
+	for name, d := range map[string]time.Duration{"event-give-up-after": cfg.eventGiveUpAfter, "event-retention": cfg.eventRetention, "event-max-backoff": cfg.eventMaxBackoff} {
+		if d <= 0 {
+			return fmt.Errorf("--%s %s must be positive", name, d)
+		}
+	}
+	e := cfg.eventEndpoints
+	for name, v := range map[string]string{"event-endpoint-delivery-stream": e.Firehose, "event-endpoint-data-stream": e.Kinesis, "event-endpoint-log-group": e.CloudWatchLogs, "event-endpoint-sts": e.STS, "event-endpoint-observability": e.Observability, "event-identity-authority": e.IdentityAuthority} {
+		if u, err := url.Parse(v); v != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+			return fmt.Errorf("--%s %q is not an http:// or https:// URL", name, v)
+		}
+	}
 	if _, _, err := net.SplitHostPort(cfg.listen); err != nil {
 		return fmt.Errorf("--listen %q is not a host:port address: %v", cfg.listen, err)
 	}
@@ -264,6 +293,13 @@ func (cfg *config) options() apiserver.Options {
 		DomainBase:      cfg.domainBase,
 		AddrPool:        apiserver.AddrPool{Host: cfg.tcpAddrHost, MinPort: cfg.minPort, MaxPort: cfg.maxPort},
 		TrustedProxies:  cfg.proxies,
+		Events: apiserver.EventOptions{
+			Workers:     cmp.Or(cfg.eventWorkers, -1), // the flag's 0 is "none here", Options' 0 the default
+			GiveUpAfter: cfg.eventGiveUpAfter,
+			MaxBackoff:  cfg.eventMaxBackoff,
+			Retention:   cfg.eventRetention,
+			Endpoints:   cfg.eventEndpoints,
+		},
 	}
 }
 
@@ -323,6 +359,7 @@ func serve(ctx context.Context, cfg *config, stderr io.Writer) (err error) {
 		return err
 	}
 	defer db.Close()
+	defer srv.Close() // before the store closes: the delivery worker ends first
 	if token := srv.BootstrapToken(); token != "" {
 		// Printed once, to the terminal only: the store keeps just its hash.
 		fmt.Fprintf(stderr, "\nBootstrap admin API key token (shown once, keep it):\n\n  %s\n\n", token)

@@ -45,19 +45,33 @@ func (t *tx) AddEvent(ctx context.Context, e *store.Event, deliveries []store.Ne
 // are taken with it. On PostgreSQL the head is locked with SKIP LOCKED, so replicas claiming
 // at the same moment take different destinations instead of waiting for each other.
 func (s *Store) Claim(ctx context.Context, holder string, now time.Time, lease time.Duration, limit int) ([]*store.Delivery, error) {
-	var claimed []*store.Delivery
-	err := s.rawWrite(ctx, func(t *tx) error {
-		claimed = nil
-		var destination string
-		err := t.tx.QueryRowContext(ctx, t.d.rebind(`SELECT d.destination_id FROM deliveries d
+	head := func(t *tx, lock string) (destination string, err error) {
+		err = t.tx.QueryRowContext(ctx, t.d.rebind(`SELECT d.destination_id FROM deliveries d
 			WHERE d.state = ? AND d.next_attempt_at <= ? AND d.lease_until <= ?
 			AND NOT EXISTS (SELECT 1 FROM deliveries p WHERE p.destination_id = d.destination_id AND p.state = ? AND p.seq < d.seq)
-			ORDER BY d.seq LIMIT 1`+t.d.SkipLocked),
+			ORDER BY d.seq LIMIT 1`+lock),
 			store.DeliveryPending, ms(now), ms(now), store.DeliveryPending).Scan(&destination)
 		if err == sql.ErrNoRows {
-			return nil
+			return "", nil
 		}
-		if err != nil {
+		return destination, err
+	}
+	// Idle workers poll: look on the read pool first, so that finding nothing takes no
+	// write transaction.
+	due := false
+	err := s.run(ctx, s.read, &s.dialect.ReadOptions, func(st store.Tx) error {
+		destination, err := head(st.(*tx), "")
+		due = destination != ""
+		return err
+	})
+	if err != nil || !due {
+		return nil, err
+	}
+	var claimed []*store.Delivery
+	err = s.rawWrite(ctx, func(t *tx) error {
+		claimed = nil
+		destination, err := head(t, t.d.SkipLocked)
+		if err != nil || destination == "" {
 			return err
 		}
 		rows, err := t.deliveries(ctx, ` JOIN events e ON e.id = d.event_id
