@@ -193,10 +193,24 @@ func putLogEvents(ctx context.Context, logs *cloudwatchlogs.Client, group string
 		return err
 	}
 	if r := out.RejectedLogEventsInfo; r != nil {
-		return fmt.Errorf("events rejected (too new from index %d, too old up to %d, expired up to %d)",
-			aws.ToInt32(r.TooNewLogEventStartIndex), aws.ToInt32(r.TooOldLogEventEndIndex), aws.ToInt32(r.ExpiredLogEventEndIndex))
+		return fmt.Errorf("%d events sent, some rejected:%s", len(batch), rejected(r))
 	}
 	return nil
+}
+
+// rejected says which events of a batch CloudWatch Logs refused.
+func rejected(r *logstypes.RejectedLogEventsInfo) string {
+	var b strings.Builder
+	if r.TooNewLogEventStartIndex != nil {
+		fmt.Fprintf(&b, " too new from index %d;", *r.TooNewLogEventStartIndex)
+	}
+	if r.TooOldLogEventEndIndex != nil {
+		fmt.Fprintf(&b, " too old up to index %d;", *r.TooOldLogEventEndIndex)
+	}
+	if r.ExpiredLogEventEndIndex != nil {
+		fmt.Fprintf(&b, " past the group's retention up to index %d;", *r.ExpiredLogEventEndIndex)
+	}
+	return strings.TrimSuffix(b.String(), ";")
 }
 
 // splitBatches cuts items of the given sizes into consecutive [start, end) ranges of at most

@@ -200,6 +200,27 @@ func TestAWSSendEachKindAndAuth(t *testing.T) {
 	}
 }
 
+func TestAWSConcurrentSendsShareOneAssumedRole(t *testing.T) {
+	fake, sender := newAWSFake(t)
+	target := awsKinds[0].target(roleAuth())
+	evs := events(8)
+	errs := make(chan error, len(evs))
+	for _, e := range evs {
+		go func() { errs <- sender.Send(context.Background(), target, []delivery.Event{e}) }()
+	}
+	for range evs {
+		if err := <-errs; err != nil {
+			t.Fatalf("Send: %v", err)
+		}
+	}
+	if n := len(fake.Firehose.Payloads()); n != len(evs) {
+		t.Errorf("the fake accepted %d events, want %d", n, len(evs))
+	}
+	if n := len(fake.AssumedRoles()); n != 1 {
+		t.Errorf("%d AssumeRole calls, want 1", n)
+	}
+}
+
 func TestAWSBadSecretIsRefused(t *testing.T) {
 	for _, kind := range awsKinds {
 		t.Run(kind.name, func(t *testing.T) {
@@ -360,6 +381,18 @@ func TestAWSLogGroupCreatesItsStreamOnceAndSortsByTime(t *testing.T) {
 	}
 	sorted := []delivery.Event{evs[2], evs[1], evs[0]}
 	wantPayloads(t, fake.Logs.Payloads(), append(sorted, sorted...))
+}
+
+func TestAWSLogGroupMissingIsARetryableError(t *testing.T) {
+	fake, sender := newAWSFake(t)
+	fake.RemoveLogGroup(logGroupName)
+	err := sender.Send(context.Background(), awsKinds[2].target(staticAuth(staticSecret)), events(1))
+	if err == nil || delivery.IsPermanent(err) || !strings.Contains(err.Error(), "log group does not exist") {
+		t.Fatalf("Send to a missing log group: %v, want a retryable error naming it", err)
+	}
+	if n := len(fake.Logs.Payloads()); n != 0 {
+		t.Errorf("the fake accepted %d events", n)
+	}
 }
 
 func TestAWSMalformedARNIsPermanent(t *testing.T) {

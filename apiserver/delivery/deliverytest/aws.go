@@ -46,6 +46,7 @@ type AWS struct {
 	requests     []AWSRequest
 	assumed      []AssumedRole
 	streams      map[string]bool // "group\x00stream" of created log streams
+	noGroups     map[string]bool // log groups that do not exist (RemoveLogGroup)
 	partialFails int
 	seq          int
 }
@@ -77,7 +78,7 @@ type AssumedRole struct {
 // NewAWS starts the fake; it stops when the test ends.
 func NewAWS(t testing.TB) *AWS {
 	t.Helper()
-	f := &AWS{keys: map[string]awsKey{}, streams: map[string]bool{}}
+	f := &AWS{keys: map[string]awsKey{}, streams: map[string]bool{}, noGroups: map[string]bool{}}
 	srv := httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(srv.Close)
 	f.URL = srv.URL
@@ -94,6 +95,13 @@ func (f *AWS) AddKey(accessKeyID, secretAccessKey string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.keys[accessKeyID] = awsKey{secret: secretAccessKey}
+}
+
+// RemoveLogGroup makes a log group missing: every log group exists but those removed.
+func (f *AWS) RemoveLogGroup(name string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.noGroups[name] = true
 }
 
 // PartialFailNext makes the next n put requests report their first record (or log event) as
@@ -408,8 +416,12 @@ func (f *AWS) putLogEvents(w http.ResponseWriter, body []byte, req AWSRequest) {
 		return
 	}
 	f.mu.Lock()
-	exists := f.streams[in.LogGroupName+"\x00"+in.LogStreamName]
+	noGroup, exists := f.noGroups[in.LogGroupName], f.streams[in.LogGroupName+"\x00"+in.LogStreamName]
 	f.mu.Unlock()
+	if noGroup {
+		awsJSONError(w, http.StatusBadRequest, "ResourceNotFoundException", "The specified log group does not exist.")
+		return
+	}
 	if !exists {
 		awsJSONError(w, http.StatusBadRequest, "ResourceNotFoundException", "The specified log stream does not exist.")
 		return
@@ -450,9 +462,15 @@ func (f *AWS) createLogStream(w http.ResponseWriter, body []byte, req AWSRequest
 	}
 	key := in.LogGroupName + "\x00" + in.LogStreamName
 	f.mu.Lock()
-	exists := f.streams[key]
-	f.streams[key] = true
+	noGroup, exists := f.noGroups[in.LogGroupName], f.streams[key]
+	if !noGroup {
+		f.streams[key] = true
+	}
 	f.mu.Unlock()
+	if noGroup {
+		awsJSONError(w, http.StatusBadRequest, "ResourceNotFoundException", "The specified log group does not exist.")
+		return
+	}
 	if exists {
 		awsJSONError(w, http.StatusBadRequest, "ResourceAlreadyExistsException", "The specified log stream already exists.")
 		return
