@@ -54,6 +54,7 @@ type Options struct {
 // Sender delivers events; it is safe for concurrent use.
 type Sender struct {
 	opts Options
+	aws  awsCache // AWS clients per region and auth (aws.go)
 }
 
 // New returns a Sender.
