@@ -53,7 +53,7 @@ func (r *eventSubscriptionResource) Metadata(_ context.Context, req resource.Met
 
 func (r *eventSubscriptionResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "An event subscription: the account's events of the given types are delivered to each of its destinations. A destination cannot be deleted while a subscription names it (`ERR_5112`); Terraform deletes the subscription first when both are in the configuration.",
+		MarkdownDescription: "An event subscription: the account's events of the given types are delivered to each of its destinations. A destination cannot be deleted while a subscription names it (`ERR_5112`). Destroying both, Terraform deletes the subscription first; but to remove one destination from a subscription and delete it, apply twice: first without it in `destination_ids`, then without the destination (Terraform would otherwise delete the destination before it updates the subscription).",
 		Attributes: map[string]schema.Attribute{
 			"id":          idAttribute("event subscription"),
 			"description": descriptionAttribute("subscription"),
