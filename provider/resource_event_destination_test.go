@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"regexp"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
@@ -315,6 +317,38 @@ resource "warren_event_destination" "t" {
 }`),
 				PlanOnly:           true,
 				ExpectNonEmptyPlan: true,
+			},
+		},
+	})
+}
+
+// TestAccEventExamples applies the documented examples of both resources: they plan, apply
+// and plan no change again, and the write-only key reaches the server.
+func TestAccEventExamples(t *testing.T) {
+	env := newAccEnv(t)
+	example := func(name string) string {
+		b, err := os.ReadFile("../examples/resources/" + name + "/resource.tf")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return env.config("%s", b)
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories,
+		CheckDestroy:             checkDestroyed("warren_event_destination", getter(env.client.EventDestinations.Get)),
+		Steps: []resource.TestStep{
+			{
+				Config:           example("warren_event_destination"),
+				ConfigVariables:  config.Variables{"observability_api_key": config.StringVariable("dd-example")},
+				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+				Check:            expectStoredSecrets(env, "warren_event_destination.logs", storedSecrets{APIKey: "dd-example"}),
+			},
+			{
+				Config:           example("warren_event_subscription"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					stateValue("warren_event_subscription.audit", "sources", knownvalue.SetSizeExact(5)),
+				},
 			},
 		},
 	})
