@@ -180,6 +180,8 @@ func (p *warrenProvider) Resources(context.Context) []func() resource.Resource {
 		NewHTTPSEdgeRouteResource,
 		NewTCPEdgeResource,
 		NewTLSEdgeResource,
+		NewEventDestinationResource,
+		NewEventSubscriptionResource,
 	}
 }
 
@@ -206,6 +208,8 @@ func (p *warrenProvider) DataSources(context.Context) []func() datasource.DataSo
 		httpsEdgeRouteDataSource,
 		tcpEdgeDataSources.object, tcpEdgeDataSources.all,
 		tlsEdgeDataSources.object, tlsEdgeDataSources.all,
+		eventDestinationDataSources.object, eventDestinationDataSources.all,
+		eventSubscriptionDataSources.object, eventSubscriptionDataSources.all,
 	}
 }
 

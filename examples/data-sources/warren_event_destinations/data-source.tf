@@ -1,0 +1,5 @@
+data "warren_event_destinations" "all" {}
+
+data "warren_event_destinations" "audit" {
+  filter = "obj.description == \"audit trail\""
+}

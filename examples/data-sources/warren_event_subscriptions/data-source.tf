@@ -1,0 +1,1 @@
+data "warren_event_subscriptions" "all" {}

@@ -1,0 +1,1 @@
+terraform import warren_event_subscription.example esb_2Ajx5GWqUPMFdbJPdrVk8pOL6Ue
