@@ -7,9 +7,15 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 bin="$root/bin"
 work=$(mktemp -d)
 port=${WARREN_DEMO_PORT:-18080}
+sink_port=$((port + 1))
 server_pid=""
+sink_pid=""
 
 cleanup() {
+  if [ -n "$sink_pid" ]; then
+    kill "$sink_pid" 2>/dev/null || true
+    wait "$sink_pid" 2>/dev/null || true
+  fi
   if [ -n "$server_pid" ]; then
     kill "$server_pid" 2>/dev/null || true
     wait "$server_pid" 2>/dev/null || true
@@ -20,9 +26,14 @@ trap cleanup EXIT
 
 step() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
 
+step "Starting examples/event-sink on 127.0.0.1:$sink_port (a local logs intake for the quickstart's events)"
+"$bin/warren-event-sink" --listen "127.0.0.1:$sink_port" --api-key quickstart-demo-key >"$work/events.jsonl" 2>"$work/sink.log" &
+sink_pid=$!
+
 step "Starting warren-apiserver on 127.0.0.1:$port with a fresh database"
 token=$("$bin/warren-apiserver" token)
 WARREN_LISTEN="127.0.0.1:$port" WARREN_DATABASE="$work/warren.db" WARREN_BOOTSTRAP_API_KEY="$token" \
+  WARREN_EVENT_ENDPOINT_OBSERVABILITY="http://127.0.0.1:$sink_port" \
   WARREN_LOG_LEVEL=warn "$bin/warren-apiserver" &
 server_pid=$!
 for _ in $(seq 1 100); do
@@ -51,6 +62,18 @@ terraform apply -auto-approve -input=false -no-color
 
 step "Outputs"
 terraform output -no-color
+
+step "Events delivered to examples/event-sink"
+for _ in $(seq 1 100); do
+  grep -q '"event_subscription_created.v0"' "$work/events.jsonl" 2>/dev/null && break
+  sleep 0.1
+done
+if ! grep -q '"event_subscription_created.v0"' "$work/events.jsonl"; then
+  cat "$work/sink.log" >&2
+  echo "demo: the event sink received no event_subscription_created.v0" >&2
+  exit 1
+fi
+grep -o '"event_type":"[^"]*"' "$work/events.jsonl"
 
 step "terraform plan after apply: expecting no changes"
 set +e

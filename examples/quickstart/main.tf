@@ -134,3 +134,42 @@ resource "warren_https_edge_route" "admin" {
     add = { "cache-control" = "no-store" }
   }
 }
+
+# Audit events of this account go to an observability service's logs intake. `make demo`
+# points the server at examples/event-sink, a local intake that prints them; against your own
+# server they go to the site's intake, so set observability_api_key to your own key. The key
+# is write-only: it reaches the server, never the state.
+variable "observability_api_key" {
+  type      = string
+  sensitive = true
+  default   = "quickstart-demo-key"
+}
+
+resource "warren_event_destination" "audit" {
+  description = "quickstart audit trail"
+  format      = "JSON"
+  target = {
+    observability = {
+      api_key_wo         = var.observability_api_key
+      api_key_wo_version = 1
+      service            = "warren"
+      tags               = "env:quickstart"
+      site               = "datadoghq.com"
+    }
+  }
+}
+
+# Who changes access: subscription, IP policy and API key events. The subscription's own
+# creation is the first event it delivers.
+resource "warren_event_subscription" "audit" {
+  description = "access changes"
+  sources = [
+    "event_subscription_created.v0",
+    "ip_policy_created.v0",
+    "ip_policy_updated.v0",
+    "ip_policy_deleted.v0",
+    "api_key_created.v0",
+    "api_key_deleted.v0",
+  ]
+  destination_ids = [warren_event_destination.audit.id]
+}

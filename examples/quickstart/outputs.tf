@@ -41,3 +41,7 @@ output "shop_backend_id" {
 output "https_edge_routes" {
   value = { for r in [warren_https_edge_route.shop, warren_https_edge_route.admin] : r.match => r.id }
 }
+
+output "event_subscription_id" {
+  value = warren_event_subscription.audit.id
+}
