@@ -93,8 +93,7 @@ func (s *Server) adminEvents(c *call) error {
 	if err != nil {
 		return err
 	}
-	more := len(evs) > q.limit
-	evs = evs[:min(len(evs), q.limit)]
+	evs, more := lookAhead(evs, q.limit)
 	items := make([]json.RawMessage, len(evs))
 	lastID := ""
 	for i, e := range evs {
@@ -120,8 +119,7 @@ func (s *Server) adminDeliveries(c *call) error {
 	if err != nil {
 		return err
 	}
-	more := len(ds) > q.limit
-	ds = ds[:min(len(ds), q.limit)]
+	ds, more := lookAhead(ds, q.limit)
 	items := make([]json.RawMessage, len(ds))
 	lastID := ""
 	for i, d := range ds {
@@ -140,4 +138,10 @@ func (s *Server) adminDeliveries(c *call) error {
 		lastID = d.ID
 	}
 	return c.writeList("/_admin/deliveries", "deliveries", q, items, lastID, more)
+}
+
+// lookAhead cuts a list read with one item more than the page to the page, and says whether
+// another page follows.
+func lookAhead[T any](items []T, limit int) ([]T, bool) {
+	return items[:min(len(items), limit)], len(items) > limit
 }

@@ -6,7 +6,6 @@ import (
 	"sort"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -124,11 +123,7 @@ func eventSources(v types.Set) []api.EventSourceCreate {
 
 // stringSet returns a set value of strings, [] for none.
 func stringSet(items []string) types.Set {
-	values := make([]attr.Value, 0, len(items))
-	for _, s := range items {
-		values = append(values, types.StringValue(s))
-	}
-	return types.SetValueMust(types.StringType, values)
+	return types.SetValueMust(types.StringType, stringList(items).Elements())
 }
 
 func flattenEventSubscription(s *api.EventSubscription, m *eventSubscriptionModel) {
