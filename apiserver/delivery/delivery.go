@@ -53,7 +53,9 @@ type Options struct {
 
 // Sender delivers events; it is safe for concurrent use.
 type Sender struct {
-	opts Options
+	opts      Options
+	obs       observabilityClient // observability.go
+	cloudLogs cloudLogsPipelines  // cloudlogs.go
 }
 
 // New returns a Sender.
