@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -139,5 +142,32 @@ func TestObservabilityUnknownSite(t *testing.T) {
 	err := s.Send(context.Background(), target, testEvents(1, 0))
 	if !delivery.IsPermanent(err) || !strings.Contains(err.Error(), "site") {
 		t.Fatalf("err = %v, want a permanent error naming the site", err)
+	}
+}
+
+// roundTripFunc answers requests in-process, for the tests that check where the client
+// sends its requests without an endpoint override.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func TestObservabilitySitePicksTheIntake(t *testing.T) {
+	var got []string
+	client := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		got = append(got, r.Method+" "+r.URL.String()+" key="+r.Header.Get("DD-API-KEY"))
+		return &http.Response{
+			StatusCode: http.StatusAccepted, Status: "202 Accepted",
+			Header:  http.Header{"Content-Type": {"application/json"}},
+			Body:    io.NopCloser(strings.NewReader("{}")),
+			Request: r,
+		}, nil
+	})}
+	s := delivery.New(delivery.Options{HTTPClient: client})
+	if err := s.Send(context.Background(), observabilityTarget("dd-key-1"), testEvents(1, 0)); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"POST https://http-intake.logs.datadoghq.eu/api/v2/logs key=dd-key-1"}
+	if !slices.Equal(got, want) {
+		t.Errorf("requests = %q, want %q", got, want)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -39,6 +41,7 @@ type CloudLogs struct {
 	mu            sync.Mutex
 	tokens        map[string]bool
 	tokenRequests int
+	uploads       int
 	records       []map[string]json.RawMessage
 }
 
@@ -93,7 +96,8 @@ func (f *CloudLogs) token(w http.ResponseWriter, r *http.Request) {
 	case r.PostForm.Get("grant_type") != "client_credentials":
 		oauthError(w, http.StatusBadRequest, "unsupported_grant_type", "only client_credentials")
 		return
-	case r.PostForm.Get("scope") != CloudLogsScope:
+	case !slices.Contains(strings.Fields(r.PostForm.Get("scope")), CloudLogsScope):
+		// The identity library adds the OpenID scopes (openid, profile, offline_access).
 		oauthError(w, http.StatusBadRequest, "invalid_scope", "AADSTS70011: The provided value for scope is not valid.")
 		return
 	case r.PostForm.Get("client_id") != f.clientID || r.PostForm.Get("client_secret") != f.secret:
@@ -108,14 +112,16 @@ func (f *CloudLogs) token(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *CloudLogs) upload(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	f.uploads++
+	f.mu.Unlock()
 	if f.Refuse() {
 		Unavailable(w)
 		return
 	}
-	const prefix = "Bearer "
-	auth := r.Header.Get("Authorization")
+	tok, bearer := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	f.mu.Lock()
-	issued := len(auth) > len(prefix) && auth[:len(prefix)] == prefix && f.tokens[auth[len(prefix):]]
+	issued := bearer && f.tokens[tok]
 	f.mu.Unlock()
 	if !issued {
 		ingestionError(w, http.StatusUnauthorized, "InvalidToken", "the bearer token was not issued by the identity authority")
@@ -166,6 +172,13 @@ func (f *CloudLogs) Records() []map[string]json.RawMessage {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]map[string]json.RawMessage(nil), f.records...)
+}
+
+// Uploads counts the ingestion calls, refused ones included.
+func (f *CloudLogs) Uploads() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.uploads
 }
 
 // TokenRequests counts the token requests, refused ones included.
