@@ -48,7 +48,8 @@ type CloudLogsRecord struct {
 }
 
 // cloudLogsPipelines keeps one pipeline (credential and bearer-token policy) per tenant,
-// client and secret, so that a token is fetched once and reused until it nears expiry.
+// client and secret, so that a token is fetched once and reused until it nears expiry by
+// every destination of that client application.
 type cloudLogsPipelines struct {
 	mu sync.Mutex
 	m  map[cloudLogsKey]runtime.Pipeline
@@ -91,6 +92,13 @@ func (s *Sender) cloudLogsPipeline(t *api.EventTargetCloudLogsIngestion) (runtim
 	}, &opts)
 	if c.m == nil {
 		c.m = map[cloudLogsKey]runtime.Pipeline{}
+	}
+	// A new secret of the same client replaces the old one (a rotation), which keeps the
+	// map as small as the number of client applications.
+	for k := range c.m {
+		if k.tenant == key.tenant && k.client == key.client {
+			delete(c.m, k)
+		}
 	}
 	c.m[key] = pl
 	return pl, nil

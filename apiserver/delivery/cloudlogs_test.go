@@ -90,12 +90,17 @@ func TestCloudLogsWrongSecret(t *testing.T) {
 	if len(fake.Payloads()) != 0 {
 		t.Error("the fake accepted records without a token")
 	}
-	// The right secret is another credential: it gets a token and delivers.
-	evs := testEvents(1, 0)
-	if err := s.Send(context.Background(), cloudLogsTarget(fake, testSecret), evs); err != nil {
-		t.Fatal(err)
+	// The right secret is another credential: it gets a token and delivers, and keeps it.
+	evs := testEvents(2, 0)
+	for _, ev := range evs {
+		if err := s.Send(context.Background(), cloudLogsTarget(fake, testSecret), []delivery.Event{ev}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	assertPayloads(t, fake.Payloads(), evs)
+	if n := fake.TokenRequests(); n != 2 {
+		t.Errorf("%d token requests, want 2 (the refused one, then one for both sends)", n)
+	}
 }
 
 func TestCloudLogsWrongStream(t *testing.T) {
