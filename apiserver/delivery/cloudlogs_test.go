@@ -3,6 +3,7 @@ package delivery_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -155,4 +156,35 @@ func keys(m map[string]json.RawMessage) []string {
 		ks = append(ks, k)
 	}
 	return ks
+}
+
+func TestCloudLogsConcurrentSendsShareOneToken(t *testing.T) {
+	fake, s := newCloudLogs(t)
+	evs := testEvents(4, 0)
+	errs := make(chan error, len(evs))
+	for _, ev := range evs {
+		go func() {
+			errs <- s.Send(context.Background(), cloudLogsTarget(fake, testSecret), []delivery.Event{ev})
+		}()
+	}
+	for range evs {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Concurrent sends arrive in any order: compare the sets.
+	var got, want []string
+	for _, p := range fake.Payloads() {
+		got = append(got, string(p))
+	}
+	for _, ev := range evs {
+		want = append(want, string(ev.Payload))
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Fatalf("payloads = %q, want %q", got, want)
+	}
+	if n := fake.TokenRequests(); n != 1 {
+		t.Errorf("%d token requests for concurrent sends, want 1", n)
+	}
 }
