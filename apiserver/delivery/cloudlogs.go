@@ -151,6 +151,10 @@ func cloudLogsURL(t *api.EventTargetCloudLogsIngestion) (string, error) {
 	if err != nil || u.Host == "" {
 		return "", errors.New("logs_ingestion_uri is not an absolute URL")
 	}
+	if u.Scheme != "https" {
+		// The bearer-token policy never sends a token in clear.
+		return "", errors.New("logs_ingestion_uri is not an https URL")
+	}
 	return strings.TrimRight(t.LogsIngestionURI, "/") +
 		"/dataCollectionRules/" + url.PathEscape(t.DataCollectionRuleID) +
 		"/streams/" + url.PathEscape(t.DataCollectionStreamName) +

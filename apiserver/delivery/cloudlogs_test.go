@@ -114,6 +114,19 @@ func TestCloudLogsWrongStream(t *testing.T) {
 	}
 }
 
+func TestCloudLogsRefusesAPlainHTTPIngestionURI(t *testing.T) {
+	fake, s := newCloudLogs(t)
+	target := cloudLogsTarget(fake, testSecret)
+	target.CloudLogsIngestion.LogsIngestionURI = strings.Replace(fake.IngestionURI, "https:", "http:", 1)
+	err := s.Send(context.Background(), target, testEvents(1, 0))
+	if !delivery.IsPermanent(err) || !strings.Contains(err.Error(), "https") {
+		t.Fatalf("err = %v, want a permanent error asking for https", err)
+	}
+	if n := fake.TokenRequests() + fake.Uploads(); n != 0 {
+		t.Errorf("%d requests reached the fake", n)
+	}
+}
+
 func TestCloudLogsRetryAfterFailure(t *testing.T) {
 	fake, s := newCloudLogs(t)
 	evs := testEvents(2, 0)
