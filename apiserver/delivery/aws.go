@@ -70,7 +70,7 @@ func (s *Sender) sendDeliveryStream(ctx context.Context, t *api.EventTargetDeliv
 		sizes[i] = len(data)
 	}
 	fh := c.firehose()
-	for _, r := range splitBatches(sizes, streamMaxRecords, streamMaxBatchBytes, nil) {
+	for _, r := range splitBatches(sizes, batchLimits{maxItems: streamMaxRecords, maxBytes: streamMaxBatchBytes}) {
 		out, err := fh.PutRecordBatch(ctx, &firehose.PutRecordBatchInput{
 			DeliveryStreamName: aws.String(name),
 			Records:            records[r[0]:r[1]],
@@ -115,7 +115,7 @@ func (s *Sender) sendDataStream(ctx context.Context, t *api.EventTargetDataStrea
 		sizes[i] = size
 	}
 	ks := c.kinesis()
-	for _, r := range splitBatches(sizes, streamMaxRecords, streamMaxBatchBytes, nil) {
+	for _, r := range splitBatches(sizes, batchLimits{maxItems: streamMaxRecords, maxBytes: streamMaxBatchBytes}) {
 		out, err := ks.PutRecords(ctx, &kinesis.PutRecordsInput{
 			StreamARN: aws.String(t.StreamARN),
 			Records:   records[r[0]:r[1]],
@@ -167,7 +167,7 @@ func (s *Sender) sendLogGroup(ctx context.Context, t *api.EventTargetLogGroup, e
 	// A batch may not span more than a day.
 	sameBatch := func(first, i int) bool { return sorted[i].Time.Sub(sorted[first].Time) < logsMaxBatchTimeSpan }
 	logs := c.logs()
-	for _, r := range splitBatches(sizes, logsMaxEvents, logsMaxBatchBytes, sameBatch) {
+	for _, r := range splitBatches(sizes, batchLimits{maxItems: logsMaxEvents, maxBytes: logsMaxBatchBytes, sameBatch: sameBatch}) {
 		if err := putLogEvents(ctx, logs, name, logEvents[r[0]:r[1]]); err != nil {
 			return fmt.Errorf("log_group %s: %w", name, err)
 		}
@@ -211,25 +211,6 @@ func rejected(r *logstypes.RejectedLogEventsInfo) string {
 		fmt.Fprintf(&b, " past the group's retention up to index %d;", *r.ExpiredLogEventEndIndex)
 	}
 	return strings.TrimSuffix(b.String(), ";")
-}
-
-// splitBatches cuts items of the given sizes into consecutive [start, end) ranges of at most
-// maxCount items and maxBytes bytes each; sameBatch, when set, may also end a batch before
-// item i (first is the batch's first item). Every single item must fit maxBytes.
-func splitBatches(sizes []int, maxCount, maxBytes int, sameBatch func(first, i int) bool) [][2]int {
-	var out [][2]int
-	start, bytes := 0, 0
-	for i, size := range sizes {
-		if i > start && (i-start == maxCount || bytes+size > maxBytes || (sameBatch != nil && !sameBatch(start, i))) {
-			out = append(out, [2]int{start, i})
-			start, bytes = i, 0
-		}
-		bytes += size
-	}
-	if start < len(sizes) {
-		out = append(out, [2]int{start, len(sizes)})
-	}
-	return out
 }
 
 // parseTargetARN returns a target's ARN and the resource name after its type prefix. The

@@ -53,8 +53,10 @@ type Options struct {
 
 // Sender delivers events; it is safe for concurrent use.
 type Sender struct {
-	opts Options
-	aws  awsCache // AWS clients per region and auth (aws.go)
+	opts      Options
+	aws       awsCache            // AWS clients per region and auth (aws.go)
+	obs       observabilityClient // observability.go
+	cloudLogs cloudLogsPipelines  // cloudlogs.go
 }
 
 // New returns a Sender.
@@ -98,4 +100,40 @@ func Permanent(err error) error { return &permanentError{err: err} }
 func IsPermanent(err error) bool {
 	var p *permanentError
 	return errors.As(err, &p)
+}
+
+// batchLimits bound one request to a target.
+type batchLimits struct {
+	maxItems, maxBytes int
+	// jsonArray: the items go out as one JSON array, so its brackets and the commas between
+	// items count too.
+	jsonArray bool
+	// sameBatch, when set, may also end a batch before item i (first is the batch's first).
+	sameBatch func(first, i int) bool
+}
+
+// splitBatches cuts items of the given sizes into consecutive [start, end) ranges within
+// limits. A single item over maxBytes still gets a range of its own (the sender refuses it).
+func splitBatches(sizes []int, limits batchLimits) [][2]int {
+	overhead, sep := 0, 0
+	if limits.jsonArray {
+		overhead, sep = 2, 1
+	}
+	var out [][2]int
+	start, total := 0, overhead
+	for i, n := range sizes {
+		add := n
+		if i > start {
+			add += sep
+		}
+		if i > start && (i-start >= limits.maxItems || total+add > limits.maxBytes || (limits.sameBatch != nil && !limits.sameBatch(start, i))) {
+			out = append(out, [2]int{start, i})
+			start, total, add = i, overhead, n
+		}
+		total += add
+	}
+	if start < len(sizes) {
+		out = append(out, [2]int{start, len(sizes)})
+	}
+	return out
 }
