@@ -19,6 +19,8 @@ require (
 	github.com/Azure/azure-sdk-for-go/sdk/azcore v1.23.3
 	github.com/Azure/azure-sdk-for-go/sdk/azidentity v1.14.1
 	github.com/DataDog/datadog-api-client-go/v2 v2.67.0
+	// The AWS service modules are one release behind their newest: those need core
+	// aws-sdk-go-v2 v1.47.8, which the module proxy refuses; these need v1.47.7.
 	github.com/aws/aws-sdk-go-v2 v1.47.7
 	github.com/aws/aws-sdk-go-v2/config v1.33.15
 	github.com/aws/aws-sdk-go-v2/credentials v1.20.15
