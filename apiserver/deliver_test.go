@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/delivery"
@@ -143,7 +144,7 @@ func TestDeliveryRetriesInOrder(t *testing.T) {
 func TestDeliveryGivesUpAfterItsAge(t *testing.T) {
 	fake := deliverytest.NewAWS(t)
 	fake.AddKey(testKeyID, awsSecret)
-	c := newTC(t, withAWS(fake), fastRetries, func(o *apiserver.Options) { o.Events.GiveUpAfter = 100 * time.Millisecond })
+	c, logs := observed(t, zapcore.DebugLevel, withAWS(fake), fastRetries, func(o *apiserver.Options) { o.Events.GiveUpAfter = 100 * time.Millisecond })
 	dest := c.subscribe(dataStream(map[string]any{"creds": map[string]any{"access_key_id": testKeyID, "secret_access_key": awsSecret}}), "ip_policy_created.v0")
 	fake.Kinesis.SetDown(true)
 	c.ok(201, "POST", "/ip_policies", map[string]any{})
@@ -157,4 +158,44 @@ func TestDeliveryGivesUpAfterItsAge(t *testing.T) {
 	c.ok(201, "POST", "/ip_policies", map[string]any{})
 	fake.Kinesis.WaitFor(t, 1)
 	waitUntil(t, "the next event delivered", func() bool { return len(c.deliveries(dest, "delivered")) == 1 })
+	equal(t, "retries logged", len(logs.FilterMessage("event delivery failed; will retry").AllUntimed()) > 0, true)
+	equal(t, "give-up logged", len(logs.FilterMessage("event delivery failed for good").AllUntimed()), 1)
+	noSecrets(t, logs, awsSecret)
+}
+
+func TestDeliveryToObservability(t *testing.T) {
+	fake := deliverytest.NewObservability(t, ddKey)
+	c := newTC(t, func(o *apiserver.Options) {
+		o.Events.Sender = delivery.New(delivery.Options{Endpoints: delivery.Endpoints{Observability: fake.URL}})
+	})
+	c.subscribe(map[string]any{"observability": map[string]any{"api_key": ddKey, "service": "warren", "tags": "env:test", "site": "datadoghq.eu"}}, "tcp_address_created.v0")
+	addr := c.ok(201, "POST", "/reserved_addrs", map[string]any{"description": "bastion"})
+
+	got := decode(t, fake.WaitFor(t, 1)[0])
+	equal(t, "delivered event", got, c.events()[0])
+	equal(t, "object", got["object"], addr)
+	item := fake.Items()[0]
+	equal(t, "log item", []string{item.DDSource, item.Service, item.DDTags}, []string{"warren", "warren", "env:test"})
+}
+
+func TestDeliveryToCloudLogs(t *testing.T) {
+	const tenant, client = "72f988bf-86f1-41af-91ab-2d7cd011db47", "0b5a3b8e-3c5e-4f6e-9c1d-2a3b4c5d6e7f"
+	fake := deliverytest.NewCloudLogs(t, tenant, client, azSecret)
+	c := newTC(t, func(o *apiserver.Options) {
+		o.Events.Sender = delivery.New(delivery.Options{Endpoints: delivery.Endpoints{IdentityAuthority: fake.AuthorityHost}, HTTPClient: fake.HTTPClient})
+	})
+	c.subscribe(map[string]any{"cloud_logs_ingestion": map[string]any{
+		"tenant_id": tenant, "client_id": client, "client_secret": azSecret, "logs_ingestion_uri": fake.IngestionURI,
+		"data_collection_rule_id": fake.RuleID, "data_collection_stream_name": fake.Stream,
+	}}, "certificate_authority_created.v0", "certificate_authority_deleted.v0")
+	ca := c.ok(201, "POST", "/certificate_authorities", map[string]any{"ca_pem": newPKI(t).root.pem})
+	c.ok(204, "DELETE", "/certificate_authorities/"+str(ca["id"]), nil)
+
+	payloads := fake.WaitFor(t, 2)
+	created, deleted := decode(t, payloads[0]), decode(t, payloads[1])
+	equal(t, "in order", []any{created["event_type"], deleted["event_type"]}, []any{"certificate_authority_created.v0", "certificate_authority_deleted.v0"})
+	equal(t, "object", created["object"], ca)
+	if fake.TokenRequests() < 1 {
+		t.Fatal("no token was asked of the identity authority")
+	}
 }

@@ -31,6 +31,9 @@ type call struct {
 	log  *zap.Logger
 	// errorCode is the error_code of the error response sent, for the access log.
 	errorCode string
+	// delivering: the handler wrote events with deliveries (outbox.go); the delivery
+	// worker is woken once the handler, and so its transaction, is done.
+	delivering bool
 }
 
 // handlerFunc answers a request or returns the error to send.
@@ -137,7 +140,11 @@ func (s *Server) apiRoute(h handlerFunc) http.Handler {
 			c.writeError(err)
 			return
 		}
-		if err := h(c); err != nil {
+		err := h(c)
+		if c.delivering && c.s.deliverer != nil {
+			c.s.deliverer.notify()
+		}
+		if err != nil {
 			c.writeError(err)
 		}
 	})

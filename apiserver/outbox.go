@@ -50,10 +50,7 @@ func (c *call) emit(tx store.Tx, def *api.Family, op string, obj any) error {
 	err = tx.AddEvent(c.r.Context(), &store.Event{
 		ID: ev.EventID, AccountID: ev.AccountID, Type: ev.EventType, Time: now, Payload: payload,
 	}, deliveries)
-	if err == nil && len(deliveries) > 0 && c.s.deliverer != nil {
-		// Early by a commit at most; the worker's poll covers a claim that comes too soon.
-		c.s.deliverer.notify()
-	}
+	c.delivering = c.delivering || (err == nil && len(deliveries) > 0)
 	return err
 }
 
