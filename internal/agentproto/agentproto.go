@@ -1,0 +1,76 @@
+// Package agentproto is Warren's agent control protocol: the messages an agent and the server
+// exchange over one WebSocket. It carries no traffic; it opens tunnel sessions and tunnels
+// and carries the session commands (details.md §6.12).
+//
+// The agent dials GET <server>/agent/connect with "Authorization: Bearer <tunnel credential
+// token>" and the subprotocol Subprotocol. Every message is one JSON text frame with a
+// "type"; requests carry an "id" the answer repeats. The agent speaks first (Hello); the
+// server answers Welcome (or Error and closes). Then the agent binds tunnels (Bind → Bound or
+// Error), either side sends Heartbeat and the other answers it, and the server sends Command
+// (restart, stop, update), which the agent answers with CommandResult.
+package agentproto
+
+// Subprotocol names this protocol's version in the WebSocket handshake; a server that does
+// not speak it refuses the connection.
+const Subprotocol = "warren-agent.v1"
+
+// Path is where agents connect.
+const Path = "/agent/connect"
+
+// Message types.
+const (
+	TypeHello         = "hello"
+	TypeWelcome       = "welcome"
+	TypeBind          = "bind"
+	TypeBound         = "bound"
+	TypeUnbind        = "unbind"
+	TypeHeartbeat     = "heartbeat"
+	TypeHeartbeatAck  = "heartbeat_ack"
+	TypeCommand       = "command"
+	TypeCommandResult = "command_result"
+	TypeError         = "error"
+)
+
+// Commands the server sends (POST /tunnel_sessions/{id}/<command>).
+const (
+	CommandRestart = "restart" // reconnect with a new session
+	CommandStop    = "stop"    // exit
+	CommandUpdate  = "update"  // update within the major version, if one exists
+)
+
+// Message is every message: Type says which members are set.
+type Message struct {
+	Type string `json:"type"`
+	ID   string `json:"id,omitempty"` // a request's correlation ID, repeated by its answer
+
+	// Hello (agent → server).
+	AgentVersion string `json:"agent_version,omitempty"`
+	OS           string `json:"os,omitempty"`
+	Metadata     string `json:"metadata,omitempty"`
+	Region       string `json:"region,omitempty"`
+
+	// Welcome (server → agent).
+	SessionID string `json:"session_id,omitempty"`
+	// HeartbeatSeconds is how often each side must hear from the other; after three
+	// intervals of silence the peer is taken for dead.
+	HeartbeatSeconds int `json:"heartbeat_seconds,omitempty"`
+
+	// Bind (agent → server): one of Hostname (http, https, tls), Addr (tcp) or Labels.
+	Proto      string            `json:"proto,omitempty"`
+	Hostname   string            `json:"hostname,omitempty"`
+	Addr       string            `json:"addr,omitempty"`
+	Labels     map[string]string `json:"labels,omitempty"`
+	ForwardsTo string            `json:"forwards_to,omitempty"`
+
+	// Bound (server → agent) and Unbind (agent → server).
+	TunnelID   string `json:"tunnel_id,omitempty"`
+	EndpointID string `json:"endpoint_id,omitempty"`
+	URL        string `json:"url,omitempty"`
+
+	// Command (server → agent).
+	Command string `json:"command,omitempty"`
+
+	// CommandResult (agent → server) and Error (either way): Error is "" on success.
+	ErrorCode string `json:"error_code,omitempty"`
+	Error     string `json:"error,omitempty"`
+}
