@@ -61,6 +61,9 @@ type Message struct {
 	Addr       string            `json:"addr,omitempty"`
 	Labels     map[string]string `json:"labels,omitempty"`
 	ForwardsTo string            `json:"forwards_to,omitempty"`
+	// Bindings of the tunnel's endpoint: "public" (the default), "internal" or
+	// "orchestrator" (endpoints an orchestrator operator's selectors may bind, §7.5).
+	Bindings []string `json:"bindings,omitempty"`
 
 	// Bound (server → agent) and Unbind (agent → server).
 	TunnelID   string `json:"tunnel_id,omitempty"`
