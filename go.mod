@@ -13,7 +13,10 @@ require (
 	modernc.org/sqlite v1.61.1
 )
 
-require github.com/hashicorp/terraform-plugin-framework-validators v0.19.0
+require (
+	github.com/coder/websocket v1.8.15
+	github.com/hashicorp/terraform-plugin-framework-validators v0.19.0
+)
 
 require (
 	github.com/Azure/azure-sdk-for-go/sdk/azcore v1.23.3

@@ -1,0 +1,529 @@
+// Package agentclient is Warren's agent: a client of the agent control protocol
+// (internal/agentproto) that opens a tunnel session, binds its tunnels, answers heartbeats
+// and the session commands, and reconnects when the connection is lost. It forwards no
+// traffic. The warren-agent command runs it; the server's tests use it as a real agent.
+package agentclient
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/coder/websocket/wsjson"
+	"go.uber.org/zap"
+
+	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
+	"github.com/warrenhq/terraform-provider-warren/internal/api"
+)
+
+// ErrCodeNoUpdate answers the update command. This agent has no update channel, so no
+// update ever exists; details.md §5.3 has no "no update available" code, and ERR_809 ("the
+// agent failed to update") is the catalogue's code for an update that did not happen (§6.12:
+// the update "fails when no update exists"). ERR_806 would say the agent does not support
+// the command, but it does: it answers it.
+const ErrCodeNoUpdate = "ERR_809"
+
+// Silence is how many heartbeat intervals without a message from the server make the agent
+// take the connection for dead (agentproto: three).
+const Silence = 3
+
+// State is what the agent holds now.
+type State struct {
+	// SessionID is the current session's ID, "" while not connected.
+	SessionID string
+	// Sessions counts the sessions opened since Run started; a restart opens a new one.
+	Sessions int
+	// Ready: the server answered every bind of the current session.
+	Ready bool
+	// Tunnels are the current session's bound tunnels, in the configured order.
+	Tunnels []Tunnel
+	// Refused are the binds of the current session that the server refused.
+	Refused []Refusal
+}
+
+// Tunnel is a bound tunnel.
+type Tunnel struct {
+	Config     TunnelConfig
+	ID         string // tn_…
+	EndpointID string // ep_…
+	URL        string // "" for a labeled tunnel
+}
+
+// Refusal is a bind the server refused.
+type Refusal struct {
+	Config    TunnelConfig
+	ErrorCode string // the catalogue code, when the server gave one
+	Error     string
+}
+
+// RefusedError: the server refused the agent itself, at the handshake (401 or 403: a wrong,
+// revoked or deleted token) or in answer to its Hello. Run does not retry it.
+type RefusedError struct {
+	StatusCode int // the handshake's HTTP status; 0 when the Hello was refused
+	ErrorCode  string
+	Msg        string
+}
+
+func (e *RefusedError) Error() string {
+	var b strings.Builder
+	b.WriteString("the server refused the agent")
+	if e.StatusCode != 0 {
+		fmt.Fprintf(&b, " (HTTP %d)", e.StatusCode)
+	}
+	if e.ErrorCode != "" {
+		b.WriteString(": " + e.ErrorCode)
+	}
+	if e.Msg != "" {
+		b.WriteString(": " + e.Msg)
+	}
+	return b.String()
+}
+
+// BindError: the server refused binds. In the first session it ends Run (the configuration
+// or the credential's ACL is wrong); in a later one the agent reconnects with backoff, since
+// the server may still hold the hostname for the session the agent just lost.
+type BindError struct{ Refused []Refusal }
+
+func (e *BindError) Error() string {
+	parts := make([]string, len(e.Refused))
+	for i, r := range e.Refused {
+		what := r.Config.Hostname + r.Config.Addr
+		if what == "" {
+			what = fmt.Sprint(r.Config.Labels)
+		}
+		parts[i] = fmt.Sprintf("%s %s: %s", r.Config.Proto, what, strings.TrimPrefix(r.ErrorCode+": "+r.Error, ": "))
+	}
+	return "the server refused the tunnels: " + strings.Join(parts, "; ")
+}
+
+// Client is one agent. Run it once; read its state from any goroutine.
+type Client struct {
+	cfg     Config
+	dialURL string
+	log     *zap.Logger
+	ran     atomic.Bool
+
+	mu      sync.Mutex
+	state   State
+	changed chan struct{} // closed and replaced on every change of state
+
+	// Tests replace these: the wait between attempts, and the heartbeat interval the
+	// server's Welcome names (whole seconds on the wire).
+	sleep     func(ctx context.Context, d time.Duration) error
+	heartbeat time.Duration
+}
+
+// New checks cfg and returns an agent that has not connected yet.
+func New(cfg Config) (*Client, error) {
+	cfg, dialURL, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &Client{
+		cfg:     cfg,
+		dialURL: dialURL,
+		log:     cfg.Logger.With(zap.String("server", dialURL)),
+		changed: make(chan struct{}),
+		sleep:   sleep,
+	}, nil
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// State returns a copy of the agent's state.
+func (c *Client) State() State {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state.clone()
+}
+
+// SessionID is the current session's ID, "" while not connected.
+func (c *Client) SessionID() string { return c.State().SessionID }
+
+// Tunnels are the current session's bound tunnels.
+func (c *Client) Tunnels() []Tunnel { return c.State().Tunnels }
+
+// Wait returns the first state that cond accepts, the current one included, or ctx's error.
+func (c *Client) Wait(ctx context.Context, cond func(State) bool) (State, error) {
+	for {
+		c.mu.Lock()
+		s, changed := c.state.clone(), c.changed
+		c.mu.Unlock()
+		if cond(s) {
+			return s, nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return s, ctx.Err()
+		}
+	}
+}
+
+func (s State) clone() State {
+	s.Tunnels, s.Refused = slices.Clone(s.Tunnels), slices.Clone(s.Refused)
+	return s
+}
+
+func (c *Client) update(f func(*State)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f(&c.state)
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// How a session ended.
+type outcome int
+
+const (
+	lost    outcome = iota // the connection broke: reconnect after a backoff
+	restart                // the server said restart: reconnect at once
+	stopped                // the server said stop: Run returns nil
+	fatal                  // the server refused the agent: Run returns the error
+	ended                  // ctx ended
+)
+
+// Run connects and stays connected until the server stops the agent (nil), ctx ends (ctx's
+// error) or the server refuses the agent (a *RefusedError, or a *BindError in the first
+// session). Any other failure (refused connection, dropped connection, silent server, an
+// error status other than 401/403 at the handshake) is retried with capped exponential
+// backoff and jitter; a restart command reconnects at once.
+func (c *Client) Run(ctx context.Context) error {
+	if c.ran.Swap(true) {
+		return errors.New("agentclient: Run called twice")
+	}
+	attempt := 0
+	for {
+		out, welcomed, err := c.session(ctx)
+		c.update(func(s *State) { s.SessionID, s.Ready, s.Tunnels, s.Refused = "", false, nil, nil })
+		switch out {
+		case stopped:
+			c.log.Info("stopped by the server")
+			return nil
+		case ended:
+			return ctx.Err()
+		case fatal:
+			c.log.Error("refused by the server", zap.Error(err))
+			return err
+		case restart:
+			c.log.Info("restarting at the server's request")
+			attempt = 0
+			continue
+		}
+		if welcomed {
+			attempt = 0
+		}
+		wait := backoff(attempt, c.cfg.MinBackoff, c.cfg.MaxBackoff, rand.Float64())
+		attempt++
+		c.log.Warn("disconnected; reconnecting", zap.Error(err), zap.Duration("in", wait), zap.Int("attempt", attempt))
+		if c.sleep(ctx, wait) != nil {
+			return ctx.Err()
+		}
+	}
+}
+
+// backoff is the wait before reconnection attempt n (from 0): MinBackoff doubled n times,
+// capped at MaxBackoff, of which a random half (r in [0,1)) is dropped so that agents cut
+// off together do not come back together.
+func backoff(n int, lo, hi time.Duration, r float64) time.Duration {
+	d := lo
+	for range n {
+		if d >= hi/2 {
+			d = hi
+			break
+		}
+		d *= 2
+	}
+	d = min(d, hi)
+	return d/2 + time.Duration(r*float64(d/2))
+}
+
+// conn is one connection: a reader goroutine feeds msgs; every write happens on Run's
+// goroutine.
+type conn struct {
+	ws      *websocket.Conn
+	msgs    chan agentproto.Message
+	readErr chan error
+	timeout time.Duration
+}
+
+func (c *conn) write(m agentproto.Message) error {
+	// Not Run's context: a cancelled write would drop the connection before the close
+	// handshake.
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	defer cancel()
+	return wsjson.Write(ctx, c.ws, m)
+}
+
+// session runs one connection from dial to end; welcomed says a session was opened.
+func (c *Client) session(ctx context.Context) (_ outcome, welcomed bool, _ error) {
+	ws, err := c.dial(ctx)
+	if err != nil {
+		var refused *RefusedError
+		switch {
+		case ctx.Err() != nil:
+			return ended, false, ctx.Err()
+		case errors.As(err, &refused):
+			return fatal, false, err
+		}
+		return lost, false, err
+	}
+	defer ws.CloseNow()
+	if got := ws.Subprotocol(); got != agentproto.Subprotocol {
+		_ = ws.Close(websocket.StatusProtocolError, "subprotocol")
+		return fatal, false, fmt.Errorf("the server does not speak %s (it chose subprotocol %q)", agentproto.Subprotocol, got)
+	}
+	readCtx, cancelRead := context.WithCancel(context.Background())
+	defer cancelRead()
+	cn := &conn{ws: ws, msgs: make(chan agentproto.Message), readErr: make(chan error, 1), timeout: c.cfg.HandshakeTimeout}
+	go func() {
+		for {
+			var m agentproto.Message
+			if err := wsjson.Read(readCtx, ws, &m); err != nil {
+				cn.readErr <- err
+				return
+			}
+			select {
+			case cn.msgs <- m:
+			case <-readCtx.Done():
+				return
+			}
+		}
+	}()
+
+	welcome, out, err := c.hello(ctx, cn)
+	if welcome == nil {
+		return out, false, err
+	}
+	return c.serve(ctx, cn, welcome)
+}
+
+// dial opens the WebSocket; a 401 or 403 answer is a *RefusedError.
+func (c *Client) dial(ctx context.Context) (*websocket.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.HandshakeTimeout)
+	defer cancel()
+	header := http.Header{}
+	header.Set("Authorization", "Bearer "+c.cfg.Authtoken)
+	header.Set("User-Agent", "warren-agent/"+cmp.Or(c.cfg.AgentVersion, "dev"))
+	ws, resp, err := websocket.Dial(ctx, c.dialURL, &websocket.DialOptions{
+		HTTPClient:   c.cfg.HTTPClient,
+		HTTPHeader:   header,
+		Subprotocols: []string{agentproto.Subprotocol},
+	})
+	if err == nil {
+		return ws, nil
+	}
+	if resp != nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
+		refused := &RefusedError{StatusCode: resp.StatusCode}
+		var body api.Error
+		if resp.Body != nil && json.NewDecoder(resp.Body).Decode(&body) == nil {
+			refused.ErrorCode, refused.Msg = body.ErrorCode, c.redact(body.Msg)
+		}
+		return nil, refused
+	}
+	return nil, errors.New(c.redact(err.Error()))
+}
+
+// redact keeps the token out of any text the server sent back.
+func (c *Client) redact(s string) string {
+	return strings.ReplaceAll(s, c.cfg.Authtoken, "[redacted]")
+}
+
+// hello announces the agent and waits for Welcome; it answers heartbeats meanwhile.
+func (c *Client) hello(ctx context.Context, cn *conn) (*agentproto.Message, outcome, error) {
+	err := cn.write(agentproto.Message{
+		Type: agentproto.TypeHello, ID: "hello",
+		AgentVersion: cmp.Or(c.cfg.AgentVersion, "dev"), OS: c.cfg.OS, Metadata: c.cfg.Metadata, Region: c.cfg.Region,
+	})
+	if err != nil {
+		return nil, lost, err
+	}
+	timeout := time.NewTimer(c.cfg.HandshakeTimeout)
+	defer timeout.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			_ = cn.ws.Close(websocket.StatusNormalClosure, "agent stopping")
+			return nil, ended, ctx.Err()
+		case err := <-cn.readErr:
+			return nil, lost, err
+		case <-timeout.C:
+			return nil, lost, fmt.Errorf("no welcome within %s", c.cfg.HandshakeTimeout)
+		case m := <-cn.msgs:
+			switch m.Type {
+			case agentproto.TypeWelcome:
+				if m.SessionID == "" {
+					return nil, lost, errors.New("the welcome has no session_id")
+				}
+				return &m, 0, nil
+			case agentproto.TypeError:
+				_ = cn.ws.Close(websocket.StatusNormalClosure, "refused")
+				return nil, fatal, &RefusedError{ErrorCode: m.ErrorCode, Msg: c.redact(m.Error)}
+			case agentproto.TypeHeartbeat:
+				if err := cn.write(agentproto.Message{Type: agentproto.TypeHeartbeatAck, ID: m.ID}); err != nil {
+					return nil, lost, err
+				}
+			}
+		}
+	}
+}
+
+// serve binds the tunnels, then keeps the session: heartbeats both ways, bind answers and
+// commands.
+func (c *Client) serve(ctx context.Context, cn *conn, welcome *agentproto.Message) (outcome, bool, error) {
+	sessionID := welcome.SessionID
+	log := c.log.With(zap.String("session_id", sessionID))
+	first := false
+	c.update(func(s *State) {
+		s.Sessions++
+		first = s.Sessions == 1
+		s.SessionID, s.Ready = sessionID, len(c.cfg.Tunnels) == 0
+	})
+	interval := time.Duration(welcome.HeartbeatSeconds) * time.Second
+	if interval <= 0 {
+		interval = DefaultHeartbeat
+	}
+	if c.heartbeat > 0 {
+		interval = c.heartbeat
+	}
+	log.Info("connected", zap.Duration("heartbeat", interval))
+
+	// Binds are answered in the loop below, so that heartbeats and commands go on meanwhile.
+	pending := map[string]int{}
+	for i, t := range c.cfg.Tunnels {
+		id := "bind-" + strconv.Itoa(i+1)
+		pending[id] = i
+		err := cn.write(agentproto.Message{
+			Type: agentproto.TypeBind, ID: id, Proto: t.Proto, Hostname: t.Hostname, Addr: t.Addr,
+			Labels: t.Labels, ForwardsTo: t.ForwardsTo, Bindings: t.Bindings,
+		})
+		if err != nil {
+			return lost, true, err
+		}
+	}
+	bound := make([]*Tunnel, len(c.cfg.Tunnels))
+	var refused []Refusal
+
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	silence := time.NewTimer(Silence * interval)
+	defer silence.Stop()
+	beats := 0
+	for {
+		select {
+		case <-ctx.Done():
+			_ = cn.ws.Close(websocket.StatusNormalClosure, "agent stopping")
+			return ended, true, ctx.Err()
+		case err := <-cn.readErr:
+			return lost, true, err
+		case <-silence.C:
+			_ = cn.ws.CloseNow()
+			return lost, true, fmt.Errorf("the server was silent for %s", Silence*interval)
+		case <-ticker.C:
+			beats++
+			if err := cn.write(agentproto.Message{Type: agentproto.TypeHeartbeat, ID: "hb-" + strconv.Itoa(beats)}); err != nil {
+				return lost, true, err
+			}
+			continue
+		case m := <-cn.msgs:
+			silence.Reset(Silence * interval)
+			switch m.Type {
+			case agentproto.TypeHeartbeat:
+				if err := cn.write(agentproto.Message{Type: agentproto.TypeHeartbeatAck, ID: m.ID}); err != nil {
+					return lost, true, err
+				}
+			case agentproto.TypeHeartbeatAck:
+			case agentproto.TypeBound, agentproto.TypeError:
+				i, ok := pending[m.ID]
+				if !ok {
+					if m.Type == agentproto.TypeError {
+						log.Error("the server reported an error", zap.String("error_code", m.ErrorCode), zap.String("error", c.redact(m.Error)))
+					}
+					continue
+				}
+				delete(pending, m.ID)
+				t := c.cfg.Tunnels[i]
+				if m.Type == agentproto.TypeBound {
+					bound[i] = &Tunnel{Config: t, ID: m.TunnelID, EndpointID: m.EndpointID, URL: m.URL}
+					log.Info("tunnel bound", zap.String("tunnel_id", m.TunnelID), zap.String("endpoint_id", m.EndpointID), zap.String("url", m.URL), zap.String("forwards_to", t.ForwardsTo))
+				} else {
+					refused = append(refused, Refusal{Config: t, ErrorCode: m.ErrorCode, Error: c.redact(m.Error)})
+					log.Error("tunnel refused", zap.String("proto", t.Proto), zap.String("hostname", t.Hostname), zap.String("addr", t.Addr), zap.Any("labels", t.Labels), zap.String("error_code", m.ErrorCode), zap.String("error", c.redact(m.Error)))
+				}
+				if len(pending) > 0 {
+					continue
+				}
+				c.update(func(s *State) {
+					s.Ready, s.Refused, s.Tunnels = true, slices.Clone(refused), nil
+					for _, t := range bound {
+						if t != nil {
+							s.Tunnels = append(s.Tunnels, *t)
+						}
+					}
+				})
+				if len(refused) > 0 {
+					_ = cn.ws.Close(websocket.StatusNormalClosure, "tunnels refused")
+					if first {
+						return fatal, true, &BindError{Refused: refused}
+					}
+					return lost, true, &BindError{Refused: refused}
+				}
+			case agentproto.TypeCommand:
+				if out, done := c.command(cn, log, m); done {
+					return out, true, nil
+				}
+			default:
+				// A newer server's message: ignored, as the protocol's version allows.
+				log.Debug("ignored a message", zap.String("type", m.Type))
+			}
+		}
+	}
+}
+
+// command answers a Command; done says the session ends with out.
+func (c *Client) command(cn *conn, log *zap.Logger, m agentproto.Message) (out outcome, done bool) {
+	log = log.With(zap.String("command", m.Command))
+	result := agentproto.Message{Type: agentproto.TypeCommandResult, ID: m.ID}
+	switch m.Command {
+	case agentproto.CommandRestart:
+		out, done = restart, true
+	case agentproto.CommandStop:
+		out, done = stopped, true
+	case agentproto.CommandUpdate:
+		result.ErrorCode = ErrCodeNoUpdate
+		result.Error = "no update is available: this agent has no update channel"
+	default:
+		result.Error = fmt.Sprintf("unknown command %q", m.Command)
+	}
+	log.Info("command received", zap.String("error_code", result.ErrorCode), zap.String("error", result.Error))
+	if err := cn.write(result); err != nil {
+		// The server learns nothing; a restart or stop still happens, anything else waits
+		// for the broken connection to show.
+		log.Warn("could not answer the command", zap.Error(err))
+	}
+	if done {
+		_ = cn.ws.Close(websocket.StatusNormalClosure, m.Command)
+	}
+	return out, done
+}
