@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/warrenhq/terraform-provider-warren/internal/agentclient/agentpeer"
 	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
 )
 
@@ -34,14 +35,16 @@ func (a *agent) backoffs() []time.Duration {
 	return append([]time.Duration(nil), a.waits...)
 }
 
+const testToken = "2abcdefghijklmnopqrstuvwxyzA_3secretpartofthetoken0123456789"
+
 var webTunnel = TunnelConfig{Proto: "https", Hostname: "app.example.com", ForwardsTo: "http://localhost:8080"}
 
-func startAgent(t *testing.T, p *peer, cfg Config, setup ...func(*Client)) *agent {
+func startAgent(t *testing.T, p *agentpeer.Peer, cfg Config, setup ...func(*Client)) *agent {
 	t.Helper()
 	core, logs := observer.New(zapcore.DebugLevel)
-	cfg.ServerURL, cfg.Logger = p.srv.URL, zap.New(core)
+	cfg.ServerURL, cfg.Logger = p.URL, zap.New(core)
 	if cfg.Authtoken == "" {
-		cfg.Authtoken = p.token
+		cfg.Authtoken = testToken
 	}
 	c, err := New(cfg)
 	if err != nil {
@@ -79,7 +82,7 @@ func (a *agent) result(t *testing.T) error {
 	case err := <-a.done:
 		a.done <- err // for the cleanup
 		return err
-	case <-waitCtx(t).Done():
+	case <-agentpeer.WaitCtx(t).Done():
 		t.Fatal("Run did not return")
 		return nil
 	}
@@ -87,7 +90,7 @@ func (a *agent) result(t *testing.T) error {
 
 func (a *agent) waitFor(t *testing.T, what string, cond func(State) bool) State {
 	t.Helper()
-	s, err := a.Wait(waitCtx(t), cond)
+	s, err := a.Wait(agentpeer.WaitCtx(t), cond)
 	if err != nil {
 		t.Fatalf("waiting for %s: %v; state %+v", what, err, s)
 	}
@@ -98,36 +101,36 @@ func (a *agent) waitFor(t *testing.T, what string, cond func(State) bool) State 
 // announces the agent, every tunnel is bound as configured, and stop ends Run with nil after
 // answering.
 func TestConnectBindStop(t *testing.T) {
-	p := newPeer(t)
+	p := agentpeer.New(t, testToken)
 	tunnels := []TunnelConfig{
 		webTunnel,
 		{Proto: "tcp", Addr: "1.tcp.warren.test:20001", ForwardsTo: "localhost:22"},
 		{Proto: "http", Labels: map[string]string{"app": "shop", "env": "prod"}, ForwardsTo: "http://localhost:9000", Bindings: []string{"internal"}},
 	}
 	a := startAgent(t, p, Config{AgentVersion: "1.2.3", OS: "plan9", Metadata: `{"host":"a"}`, Region: "eu", Tunnels: tunnels})
-	pc := p.accept(t)
-	if got := pc.req.Header.Get("Authorization"); got != "Bearer "+testToken {
+	pc := p.Accept(t)
+	if got := pc.Req.Header.Get("Authorization"); got != "Bearer "+testToken {
 		t.Errorf("Authorization %q", got)
 	}
-	if got := pc.ws.Subprotocol(); got != agentproto.Subprotocol {
+	if got := pc.WS.Subprotocol(); got != agentproto.Subprotocol {
 		t.Errorf("subprotocol %q", got)
 	}
-	if got := pc.req.Header.Get("User-Agent"); got != "warren-agent/1.2.3" {
+	if got := pc.Req.Header.Get("User-Agent"); got != "warren-agent/1.2.3" {
 		t.Errorf("User-Agent %q", got)
 	}
 
-	hello := pc.read(t)
+	hello := pc.Read(t)
 	want := agentproto.Message{Type: agentproto.TypeHello, ID: "hello", AgentVersion: "1.2.3", OS: "plan9", Metadata: `{"host":"a"}`, Region: "eu"}
 	if fmt.Sprint(hello) != fmt.Sprint(want) {
 		t.Errorf("hello %+v, want %+v", hello, want)
 	}
-	pc.send(t, agentproto.Message{Type: agentproto.TypeWelcome, ID: hello.ID, SessionID: "ts_one", HeartbeatSeconds: 3600})
+	pc.Send(t, agentproto.Message{Type: agentproto.TypeWelcome, ID: hello.ID, SessionID: "ts_one", HeartbeatSeconds: 3600})
 	a.waitFor(t, "the session", func(s State) bool { return s.SessionID == "ts_one" })
 
 	ids := map[string]bool{}
 	var binds []agentproto.Message
 	for range tunnels {
-		b := pc.read(t)
+		b := pc.Read(t)
 		if b.Type != agentproto.TypeBind || b.ID == "" || ids[b.ID] {
 			t.Fatalf("bind %+v: wrong type or id", b)
 		}
@@ -145,7 +148,7 @@ func TestConnectBindStop(t *testing.T) {
 	}
 	// Answered out of order: the agent matches answers by id.
 	for i := len(binds) - 1; i >= 0; i-- {
-		pc.send(t, agentproto.Message{Type: agentproto.TypeBound, ID: binds[i].ID, TunnelID: fmt.Sprintf("tn_%d", i), EndpointID: fmt.Sprintf("ep_%d", i), URL: fmt.Sprintf("url%d", i)})
+		pc.Send(t, agentproto.Message{Type: agentproto.TypeBound, ID: binds[i].ID, TunnelID: fmt.Sprintf("tn_%d", i), EndpointID: fmt.Sprintf("ep_%d", i), URL: fmt.Sprintf("url%d", i)})
 	}
 	s := a.waitFor(t, "the binds", func(s State) bool { return s.Ready })
 	if len(s.Tunnels) != 3 || len(s.Refused) != 0 || s.Sessions != 1 {
@@ -160,12 +163,12 @@ func TestConnectBindStop(t *testing.T) {
 		t.Errorf("SessionID %q", a.SessionID())
 	}
 
-	pc.send(t, agentproto.Message{Type: agentproto.TypeCommand, ID: "cmd-1", Command: agentproto.CommandStop})
-	res := pc.read(t)
+	pc.Send(t, agentproto.Message{Type: agentproto.TypeCommand, ID: "cmd-1", Command: agentproto.CommandStop})
+	res := pc.Read(t)
 	if res.Type != agentproto.TypeCommandResult || res.ID != "cmd-1" || res.Error != "" || res.ErrorCode != "" {
 		t.Errorf("stop answered %+v", res)
 	}
-	if code := pc.closed(t); code != websocket.StatusNormalClosure {
+	if code := pc.Closed(t); code != websocket.StatusNormalClosure {
 		t.Errorf("close status %v", code)
 	}
 	if err := a.result(t); err != nil {
@@ -174,8 +177,8 @@ func TestConnectBindStop(t *testing.T) {
 	if s := a.State(); s.SessionID != "" || s.Tunnels != nil {
 		t.Errorf("state after stop %+v", s)
 	}
-	if len(a.backoffs()) != 0 || p.handshakes() != 1 {
-		t.Errorf("reconnected after stop: waits %v, handshakes %d", a.backoffs(), p.handshakes())
+	if len(a.backoffs()) != 0 || p.Handshakes() != 1 {
+		t.Errorf("reconnected after stop: waits %v, handshakes %d", a.backoffs(), p.Handshakes())
 	}
 }
 
@@ -183,21 +186,21 @@ func TestConnectBindStop(t *testing.T) {
 // opened without a backoff; the new session's ID replaces the old one and the tunnels are
 // bound again.
 func TestRestartReconnectsAtOnce(t *testing.T) {
-	p := newPeer(t)
+	p := agentpeer.New(t, testToken)
 	a := startAgent(t, p, Config{Tunnels: []TunnelConfig{webTunnel}})
-	pc := p.accept(t)
-	pc.welcome(t, "ts_old", 1)
+	pc := p.Accept(t)
+	pc.Welcome(t, "ts_old", 1)
 	a.waitFor(t, "the first session", func(s State) bool { return s.SessionID == "ts_old" && s.Ready })
 
-	pc.send(t, agentproto.Message{Type: agentproto.TypeCommand, ID: "r1", Command: agentproto.CommandRestart})
-	if res := pc.read(t); res.Type != agentproto.TypeCommandResult || res.ID != "r1" || res.Error != "" {
+	pc.Send(t, agentproto.Message{Type: agentproto.TypeCommand, ID: "r1", Command: agentproto.CommandRestart})
+	if res := pc.Read(t); res.Type != agentproto.TypeCommandResult || res.ID != "r1" || res.Error != "" {
 		t.Errorf("restart answered %+v", res)
 	}
-	if code := pc.closed(t); code != websocket.StatusNormalClosure {
+	if code := pc.Closed(t); code != websocket.StatusNormalClosure {
 		t.Errorf("close status %v", code)
 	}
-	pc2 := p.accept(t)
-	pc2.welcome(t, "ts_new", 1)
+	pc2 := p.Accept(t)
+	pc2.Welcome(t, "ts_new", 1)
 	s := a.waitFor(t, "the new session", func(s State) bool { return s.SessionID == "ts_new" && s.Ready })
 	if s.Sessions != 2 || len(s.Tunnels) != 1 || s.Tunnels[0].ID != "tn_ts_newa" {
 		t.Errorf("state %+v", s)
@@ -210,25 +213,25 @@ func TestRestartReconnectsAtOnce(t *testing.T) {
 // TestUpdateAndUnknownCommands: update is answered with the no-update code and the session
 // goes on, as it does after a command this agent does not know.
 func TestUpdateAndUnknownCommands(t *testing.T) {
-	p := newPeer(t)
+	p := agentpeer.New(t, testToken)
 	a := startAgent(t, p, Config{})
-	pc := p.accept(t)
-	pc.welcome(t, "ts_u", 0)
+	pc := p.Accept(t)
+	pc.Welcome(t, "ts_u", 0)
 	a.waitFor(t, "the session", func(s State) bool { return s.Ready })
 
-	pc.send(t, agentproto.Message{Type: agentproto.TypeCommand, ID: "u1", Command: agentproto.CommandUpdate})
-	res := pc.read(t)
+	pc.Send(t, agentproto.Message{Type: agentproto.TypeCommand, ID: "u1", Command: agentproto.CommandUpdate})
+	res := pc.Read(t)
 	if res.Type != agentproto.TypeCommandResult || res.ID != "u1" || res.ErrorCode != "ERR_809" || !strings.Contains(res.Error, "no update is available") {
 		t.Errorf("update answered %+v", res)
 	}
-	pc.send(t, agentproto.Message{Type: agentproto.TypeCommand, ID: "x1", Command: "reboot"})
-	res = pc.read(t)
+	pc.Send(t, agentproto.Message{Type: agentproto.TypeCommand, ID: "x1", Command: "reboot"})
+	res = pc.Read(t)
 	if res.Type != agentproto.TypeCommandResult || res.ID != "x1" || res.ErrorCode != "" || res.Error != `unknown command "reboot"` {
 		t.Errorf("unknown command answered %+v", res)
 	}
 	// Still connected: a heartbeat is answered on the same connection.
-	pc.send(t, agentproto.Message{Type: agentproto.TypeHeartbeat, ID: "s-1"})
-	if ack := pc.readAny(t); ack.Type != agentproto.TypeHeartbeatAck || ack.ID != "s-1" {
+	pc.Send(t, agentproto.Message{Type: agentproto.TypeHeartbeat, ID: "s-1"})
+	if ack := pc.ReadAny(t); ack.Type != agentproto.TypeHeartbeatAck || ack.ID != "s-1" {
 		t.Errorf("heartbeat answered %+v", ack)
 	}
 	if s := a.State(); s.SessionID != "ts_u" || s.Sessions != 1 {
@@ -239,24 +242,24 @@ func TestUpdateAndUnknownCommands(t *testing.T) {
 // TestHeartbeats: the agent sends heartbeats at the interval, answers the server's, and
 // takes a server silent for three intervals for dead: it reconnects after a backoff.
 func TestHeartbeats(t *testing.T) {
-	p := newPeer(t)
+	p := agentpeer.New(t, testToken)
 	a := startAgent(t, p, Config{MinBackoff: time.Millisecond, MaxBackoff: 4 * time.Millisecond}, func(c *Client) { c.heartbeat = 20 * time.Millisecond })
-	pc := p.accept(t)
-	hello := pc.read(t)
-	pc.send(t, agentproto.Message{Type: agentproto.TypeWelcome, ID: hello.ID, SessionID: "ts_hb", HeartbeatSeconds: 1})
+	pc := p.Accept(t)
+	hello := pc.Read(t)
+	pc.Send(t, agentproto.Message{Type: agentproto.TypeWelcome, ID: hello.ID, SessionID: "ts_hb", HeartbeatSeconds: 1})
 
 	seen := map[string]bool{}
 	for len(seen) < 2 {
-		m := pc.readAny(t)
+		m := pc.ReadAny(t)
 		if m.Type != agentproto.TypeHeartbeat || m.ID == "" || seen[m.ID] {
 			t.Fatalf("message %+v, want a heartbeat with a new id", m)
 		}
 		seen[m.ID] = true
-		pc.send(t, agentproto.Message{Type: agentproto.TypeHeartbeatAck, ID: m.ID})
+		pc.Send(t, agentproto.Message{Type: agentproto.TypeHeartbeatAck, ID: m.ID})
 	}
-	pc.send(t, agentproto.Message{Type: agentproto.TypeHeartbeat, ID: "srv-1"})
+	pc.Send(t, agentproto.Message{Type: agentproto.TypeHeartbeat, ID: "srv-1"})
 	for {
-		m := pc.readAny(t)
+		m := pc.ReadAny(t)
 		if m.Type == agentproto.TypeHeartbeatAck {
 			if m.ID != "srv-1" {
 				t.Fatalf("ack %+v", m)
@@ -265,8 +268,8 @@ func TestHeartbeats(t *testing.T) {
 		}
 	}
 	// From here the server says nothing: the agent drops the connection and comes back.
-	pc2 := p.accept(t)
-	pc2.welcome(t, "ts_hb2", 0)
+	pc2 := p.Accept(t)
+	pc2.Welcome(t, "ts_hb2", 0)
 	a.waitFor(t, "the new session", func(s State) bool { return s.SessionID == "ts_hb2" })
 	if w := a.backoffs(); len(w) != 1 {
 		t.Errorf("waits %v, want one backoff before reconnecting", w)
@@ -281,18 +284,18 @@ func TestHeartbeats(t *testing.T) {
 // TestReconnectBackoff: connections lost before a Welcome back off exponentially up to the
 // cap, with jitter; a session that was opened resets the backoff.
 func TestReconnectBackoff(t *testing.T) {
-	p := newPeer(t)
+	p := agentpeer.New(t, testToken)
 	a := startAgent(t, p, Config{MinBackoff: 10 * time.Millisecond, MaxBackoff: 40 * time.Millisecond})
 	for range 4 {
-		pc := p.accept(t)
-		_ = pc.read(t) // the hello, unanswered
-		_ = pc.ws.CloseNow()
+		pc := p.Accept(t)
+		_ = pc.Read(t) // the hello, unanswered
+		_ = pc.WS.CloseNow()
 	}
-	pc := p.accept(t)
-	pc.welcome(t, "ts_b", 0)
+	pc := p.Accept(t)
+	pc.Welcome(t, "ts_b", 0)
 	a.waitFor(t, "the session", func(s State) bool { return s.Ready })
-	_ = pc.ws.CloseNow() // lost after a session: the backoff starts over
-	p.accept(t).welcome(t, "ts_c", 0)
+	_ = pc.WS.CloseNow() // lost after a session: the backoff starts over
+	p.Accept(t).Welcome(t, "ts_c", 0)
 	a.waitFor(t, "the next session", func(s State) bool { return s.SessionID == "ts_c" })
 
 	waits := a.backoffs()
@@ -306,8 +309,8 @@ func TestReconnectBackoff(t *testing.T) {
 			t.Errorf("wait %d = %s, want within [%s, %s]", i, w, hi/2, hi)
 		}
 	}
-	if p.handshakes() != 6 {
-		t.Errorf("%d handshakes, want 6", p.handshakes())
+	if p.Handshakes() != 6 {
+		t.Errorf("%d handshakes, want 6", p.Handshakes())
 	}
 }
 
@@ -335,7 +338,7 @@ func TestBackoff(t *testing.T) {
 // TestAuthRefusalIsFatal: a 403 at the handshake ends Run with the server's code, without a
 // retry and without the token in the error.
 func TestAuthRefusalIsFatal(t *testing.T) {
-	p := newPeer(t)
+	p := agentpeer.New(t, testToken)
 	a := startAgent(t, p, Config{Authtoken: "wrong_" + testToken})
 	err := a.result(t)
 	var refused *RefusedError
@@ -345,17 +348,17 @@ func TestAuthRefusalIsFatal(t *testing.T) {
 	if strings.Contains(err.Error(), "secretpart") {
 		t.Errorf("the token is in the error: %v", err)
 	}
-	if p.handshakes() != 1 || len(a.backoffs()) != 0 {
-		t.Errorf("retried: %d handshakes, waits %v", p.handshakes(), a.backoffs())
+	if p.Handshakes() != 1 || len(a.backoffs()) != 0 {
+		t.Errorf("retried: %d handshakes, waits %v", p.Handshakes(), a.backoffs())
 	}
 }
 
 // TestOtherHandshakeFailuresRetry: a server answering 404 (no agent endpoint) is retried.
 func TestOtherHandshakeFailuresRetry(t *testing.T) {
-	p := newPeer(t)
+	p := agentpeer.New(t, testToken)
 	cfg := Config{MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond}
 	core, _ := observer.New(zapcore.DebugLevel)
-	cfg.ServerURL, cfg.Authtoken, cfg.Logger = p.srv.URL+"/elsewhere", p.token, zap.New(core)
+	cfg.ServerURL, cfg.Authtoken, cfg.Logger = p.URL+"/elsewhere", testToken, zap.New(core)
 	c, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -371,19 +374,19 @@ func TestOtherHandshakeFailuresRetry(t *testing.T) {
 	if err := c.Run(ctx); !errors.Is(err, context.Canceled) {
 		t.Errorf("Run = %v, want context.Canceled", err)
 	}
-	if p.handshakes() != 3 {
-		t.Errorf("%d handshakes, want 3", p.handshakes())
+	if p.Handshakes() != 3 {
+		t.Errorf("%d handshakes, want 3", p.Handshakes())
 	}
 }
 
 // TestHelloRefused: an Error in answer to the Hello ends Run.
 func TestHelloRefused(t *testing.T) {
-	p := newPeer(t)
+	p := agentpeer.New(t, testToken)
 	a := startAgent(t, p, Config{})
-	pc := p.accept(t)
-	hello := pc.read(t)
-	pc.send(t, agentproto.Message{Type: agentproto.TypeError, ID: hello.ID, ErrorCode: "ERR_100", Error: "metadata too long"})
-	if code := pc.closed(t); code != websocket.StatusNormalClosure {
+	pc := p.Accept(t)
+	hello := pc.Read(t)
+	pc.Send(t, agentproto.Message{Type: agentproto.TypeError, ID: hello.ID, ErrorCode: "ERR_100", Error: "metadata too long"})
+	if code := pc.Closed(t); code != websocket.StatusNormalClosure {
 		t.Errorf("close status %v", code)
 	}
 	var refused *RefusedError
@@ -395,22 +398,22 @@ func TestHelloRefused(t *testing.T) {
 // TestBindRefused: a refused bind in the first session ends Run with the refusals; after a
 // restart, a refused bind makes the agent reconnect after a backoff and bind again.
 func TestBindRefused(t *testing.T) {
-	refuse := func(pc *peerConn, t *testing.T) {
-		b := pc.read(t)
-		pc.send(t, agentproto.Message{Type: agentproto.TypeError, ID: b.ID, ErrorCode: "ERR_7117", Error: "the domain is not reserved"})
+	refuse := func(pc *agentpeer.Conn, t *testing.T) {
+		b := pc.Read(t)
+		pc.Send(t, agentproto.Message{Type: agentproto.TypeError, ID: b.ID, ErrorCode: "ERR_7117", Error: "the domain is not reserved"})
 	}
 	labeled := TunnelConfig{Proto: "https", Labels: map[string]string{"a": "b"}, ForwardsTo: "http://localhost:1"}
 
 	t.Run("first session", func(t *testing.T) {
-		p := newPeer(t)
+		p := agentpeer.New(t, testToken)
 		a := startAgent(t, p, Config{Tunnels: []TunnelConfig{labeled, webTunnel}})
-		pc := p.accept(t)
-		hello := pc.read(t)
-		pc.send(t, agentproto.Message{Type: agentproto.TypeWelcome, ID: hello.ID, SessionID: "ts_r", HeartbeatSeconds: 3600})
-		b := pc.read(t)
-		pc.send(t, agentproto.Message{Type: agentproto.TypeBound, ID: b.ID, TunnelID: "tn_1"})
+		pc := p.Accept(t)
+		hello := pc.Read(t)
+		pc.Send(t, agentproto.Message{Type: agentproto.TypeWelcome, ID: hello.ID, SessionID: "ts_r", HeartbeatSeconds: 3600})
+		b := pc.Read(t)
+		pc.Send(t, agentproto.Message{Type: agentproto.TypeBound, ID: b.ID, TunnelID: "tn_1"})
 		refuse(pc, t)
-		if code := pc.closed(t); code != websocket.StatusNormalClosure {
+		if code := pc.Closed(t); code != websocket.StatusNormalClosure {
 			t.Errorf("close status %v", code)
 		}
 		err := a.result(t)
@@ -427,23 +430,23 @@ func TestBindRefused(t *testing.T) {
 	})
 
 	t.Run("after a restart", func(t *testing.T) {
-		p := newPeer(t)
+		p := agentpeer.New(t, testToken)
 		a := startAgent(t, p, Config{Tunnels: []TunnelConfig{webTunnel}, MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
-		pc := p.accept(t)
-		pc.welcome(t, "ts_1", 1)
+		pc := p.Accept(t)
+		pc.Welcome(t, "ts_1", 1)
 		a.waitFor(t, "the first session", func(s State) bool { return s.Ready })
-		pc.send(t, agentproto.Message{Type: agentproto.TypeCommand, ID: "r", Command: agentproto.CommandRestart})
-		_ = pc.read(t)
-		_ = pc.closed(t)
-		pc2 := p.accept(t)
-		hello := pc2.read(t)
-		pc2.send(t, agentproto.Message{Type: agentproto.TypeWelcome, ID: hello.ID, SessionID: "ts_2", HeartbeatSeconds: 3600})
+		pc.Send(t, agentproto.Message{Type: agentproto.TypeCommand, ID: "r", Command: agentproto.CommandRestart})
+		_ = pc.Read(t)
+		_ = pc.Closed(t)
+		pc2 := p.Accept(t)
+		hello := pc2.Read(t)
+		pc2.Send(t, agentproto.Message{Type: agentproto.TypeWelcome, ID: hello.ID, SessionID: "ts_2", HeartbeatSeconds: 3600})
 		refuse(pc2, t)
-		if code := pc2.closed(t); code != websocket.StatusNormalClosure {
+		if code := pc2.Closed(t); code != websocket.StatusNormalClosure {
 			t.Errorf("close status %v", code)
 		}
-		pc3 := p.accept(t)
-		pc3.welcome(t, "ts_3", 1)
+		pc3 := p.Accept(t)
+		pc3.Welcome(t, "ts_3", 1)
 		s := a.waitFor(t, "the third session", func(s State) bool { return s.SessionID == "ts_3" && s.Ready })
 		if len(s.Tunnels) != 1 || len(s.Refused) != 0 || len(a.backoffs()) != 1 {
 			t.Errorf("state %+v, waits %v", s, a.backoffs())
@@ -453,8 +456,8 @@ func TestBindRefused(t *testing.T) {
 
 // TestCancelClosesCleanly: when ctx ends the agent closes the connection normally.
 func TestCancelClosesCleanly(t *testing.T) {
-	p := newPeer(t)
-	cfg := Config{ServerURL: p.srv.URL, Authtoken: p.token}
+	p := agentpeer.New(t, testToken)
+	cfg := Config{ServerURL: p.URL, Authtoken: testToken}
 	c, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -462,13 +465,13 @@ func TestCancelClosesCleanly(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()
-	pc := p.accept(t)
-	pc.welcome(t, "ts_c", 0)
-	if _, err := c.Wait(waitCtx(t), func(s State) bool { return s.Ready }); err != nil {
+	pc := p.Accept(t)
+	pc.Welcome(t, "ts_c", 0)
+	if _, err := c.Wait(agentpeer.WaitCtx(t), func(s State) bool { return s.Ready }); err != nil {
 		t.Fatal(err)
 	}
 	cancel()
-	if code := pc.closed(t); code != websocket.StatusNormalClosure {
+	if code := pc.Closed(t); code != websocket.StatusNormalClosure {
 		t.Errorf("close status %v", code)
 	}
 	if err := <-done; !errors.Is(err, context.Canceled) {
@@ -482,10 +485,10 @@ func TestCancelClosesCleanly(t *testing.T) {
 // TestOtherSubprotocolIsFatal: a server that does not choose this protocol's version is
 // another version of Warren; retrying would not help.
 func TestOtherSubprotocolIsFatal(t *testing.T) {
-	p := newPeer(t)
-	p.noSubprotocol = true
+	p := agentpeer.New(t, testToken)
+	p.RefuseSubprotocol()
 	a := startAgent(t, p, Config{})
-	if code := p.accept(t).closed(t); code != websocket.StatusProtocolError {
+	if code := p.Accept(t).Closed(t); code != websocket.StatusProtocolError {
 		t.Errorf("close status %v", code)
 	}
 	if err := a.result(t); err == nil || !strings.Contains(err.Error(), "does not speak warren-agent.v1") {

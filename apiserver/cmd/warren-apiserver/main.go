@@ -21,7 +21,6 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/delivery"
@@ -29,6 +28,7 @@ import (
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/postgres"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sqlite"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
+	"github.com/warrenhq/terraform-provider-warren/internal/zaplog"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -305,15 +305,6 @@ func (cfg *config) options() apiserver.Options {
 	}
 }
 
-// newLogger writes JSON lines with ISO 8601 timestamps to w. Unlike zap's production
-// preset it never samples (every access line counts) and adds no stack trace to error
-// lines (a 5xx access line has nothing to show; a panic logs its own stack).
-func newLogger(level zap.AtomicLevel, w io.Writer) *zap.Logger {
-	enc := zap.NewProductionEncoderConfig()
-	enc.EncodeTime = zapcore.ISO8601TimeEncoder
-	return zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(enc), zapcore.Lock(zapcore.AddSync(w)), level), zap.AddCaller())
-}
-
 // newHTTPServer applies the timeouts that keep a slow or idle client from holding a
 // connection (and its goroutine) forever.
 func newHTTPServer(cfg *config, h http.Handler, log *zap.Logger) *http.Server {
@@ -332,7 +323,7 @@ func newHTTPServer(cfg *config, h http.Handler, log *zap.Logger) *http.Server {
 // serve starts the server and runs it until ctx ends. A start that fails leaves no
 // database behind that it created.
 func serve(ctx context.Context, cfg *config, stderr io.Writer) (err error) {
-	log := newLogger(cfg.level, stderr)
+	log := zaplog.New(cfg.level, stderr)
 	defer func() { _ = log.Sync() }()
 
 	// Listen before opening the store: a port in use must not leave a new database behind.

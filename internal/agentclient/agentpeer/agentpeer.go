@@ -1,0 +1,179 @@
+// Package agentpeer is the server end of the agent protocol, as small as tests need: it
+// authenticates the token, upgrades with the subprotocol and hands every connection to the
+// test, which plays the server's part message by message. It checks what an agent sends;
+// the real server is in apiserver.
+package agentpeer
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/coder/websocket/wsjson"
+
+	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
+	"github.com/warrenhq/terraform-provider-warren/internal/api"
+)
+
+// Peer serves the protocol at URL; a wrong token gets 403 ERR_203 at the handshake.
+type Peer struct {
+	URL   string
+	srv   *httptest.Server
+	token string
+	conns chan *Conn
+
+	mu       sync.Mutex
+	requests int // handshakes received, refused ones included
+	// noSubprotocol: accept without choosing the subprotocol (a server of another version).
+	noSubprotocol bool
+}
+
+// Conn is one accepted agent connection.
+type Conn struct {
+	WS  *websocket.Conn
+	Req *http.Request // the handshake
+}
+
+// New starts a peer that accepts token; it stops when the test ends.
+func New(t testing.TB, token string) *Peer {
+	t.Helper()
+	p := &Peer{token: token, conns: make(chan *Conn, 16)}
+	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.mu.Lock()
+		p.requests++
+		noSub := p.noSubprotocol
+		p.mu.Unlock()
+		if r.URL.Path != agentproto.Path {
+			http.NotFound(w, r)
+			return
+		}
+		if r.Header.Get("Authorization") != "Bearer "+p.token {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusForbidden)
+			_ = json.NewEncoder(w).Encode(api.Error{ErrorCode: "ERR_203", StatusCode: 403, Msg: "The authtoken is not valid."})
+			return
+		}
+		opts := &websocket.AcceptOptions{Subprotocols: []string{agentproto.Subprotocol}}
+		if noSub {
+			opts = nil
+		}
+		ws, err := websocket.Accept(w, r, opts)
+		if err != nil {
+			t.Errorf("accept: %v", err)
+			return
+		}
+		p.conns <- &Conn{WS: ws, Req: r}
+	}))
+	t.Cleanup(p.srv.Close)
+	p.URL = p.srv.URL
+	return p
+}
+
+// RefuseSubprotocol makes the peer accept connections without choosing the protocol's
+// subprotocol, as a server of another protocol version would.
+func (p *Peer) RefuseSubprotocol() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.noSubprotocol = true
+}
+
+// Handshakes counts the handshakes received, refused ones included.
+func (p *Peer) Handshakes() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.requests
+}
+
+// Accept returns the next connection an agent opens.
+func (p *Peer) Accept(t testing.TB) *Conn {
+	t.Helper()
+	select {
+	case pc := <-p.conns:
+		t.Cleanup(func() { _ = pc.WS.CloseNow() })
+		return pc
+	case <-t.Context().Done():
+		t.Fatal("the agent never connected")
+	case <-time.After(10 * time.Second): // a hang guard, not an assertion on speed
+		t.Fatal("the agent never connected")
+	}
+	return nil
+}
+
+// WaitCtx bounds a wait so that a hung agent fails the test instead of hanging it.
+func WaitCtx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second) // a hang guard
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// Read returns the agent's next message other than a heartbeat (which it answers).
+func (pc *Conn) Read(t testing.TB) agentproto.Message {
+	t.Helper()
+	for {
+		m := pc.ReadAny(t)
+		if m.Type == agentproto.TypeHeartbeat {
+			pc.Send(t, agentproto.Message{Type: agentproto.TypeHeartbeatAck, ID: m.ID})
+			continue
+		}
+		return m
+	}
+}
+
+// ReadAny returns the agent's next message.
+func (pc *Conn) ReadAny(t testing.TB) agentproto.Message {
+	t.Helper()
+	var m agentproto.Message
+	if err := wsjson.Read(WaitCtx(t), pc.WS, &m); err != nil {
+		t.Fatalf("reading the agent's message: %v", err)
+	}
+	return m
+}
+
+// Send sends m to the agent.
+func (pc *Conn) Send(t testing.TB, m agentproto.Message) {
+	t.Helper()
+	if err := wsjson.Write(WaitCtx(t), pc.WS, m); err != nil {
+		t.Fatalf("sending %s: %v", m.Type, err)
+	}
+}
+
+// Closed waits for the agent to close the connection and returns the close status;
+// heartbeats meanwhile are ignored, any other message fails the test.
+func (pc *Conn) Closed(t testing.TB) websocket.StatusCode {
+	t.Helper()
+	for {
+		var m agentproto.Message
+		err := wsjson.Read(WaitCtx(t), pc.WS, &m)
+		if err != nil {
+			return websocket.CloseStatus(err)
+		}
+		if m.Type != agentproto.TypeHeartbeat && m.Type != agentproto.TypeHeartbeatAck {
+			t.Fatalf("the agent sent %+v instead of closing", m)
+		}
+	}
+}
+
+// Welcome reads the Hello, answers Welcome (heartbeats every hour: none in a test) and
+// answers the next tunnels binds with Bound (tunnel IDs tn_<session ID>a, …b, …); it
+// returns the Hello.
+func (pc *Conn) Welcome(t testing.TB, sessionID string, tunnels int) agentproto.Message {
+	t.Helper()
+	hello := pc.Read(t)
+	if hello.Type != agentproto.TypeHello {
+		t.Fatalf("first message %+v, want hello", hello)
+	}
+	pc.Send(t, agentproto.Message{Type: agentproto.TypeWelcome, ID: hello.ID, SessionID: sessionID, HeartbeatSeconds: 3600})
+	for i := range tunnels {
+		b := pc.Read(t)
+		if b.Type != agentproto.TypeBind {
+			t.Fatalf("message %+v, want bind", b)
+		}
+		pc.Send(t, agentproto.Message{Type: agentproto.TypeBound, ID: b.ID, TunnelID: "tn_" + sessionID + string(rune('a'+i)), EndpointID: "ep_x", URL: "https://" + b.Hostname})
+	}
+	return hello
+}
