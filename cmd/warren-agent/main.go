@@ -1,0 +1,325 @@
+// Command warren-agent connects to a Warren server as an agent: it opens a tunnel session,
+// binds its tunnels and answers the session commands (restart, stop, update). It forwards
+// no traffic: Warren is a control plane.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"os/signal"
+	"slices"
+	"sort"
+	"strings"
+	"syscall"
+
+	"go.uber.org/zap"
+
+	"github.com/warrenhq/terraform-provider-warren/internal/agentclient"
+	"github.com/warrenhq/terraform-provider-warren/internal/zaplog"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+const usage = `warren-agent connects to a Warren server as an agent: it opens a tunnel session and
+binds tunnels, stays connected (reconnecting with backoff), and exits 0 when the server
+stops it (POST /tunnel_sessions/{id}/stop).
+
+Usage:
+  warren-agent --server URL --authtoken TOKEN --forwards-to URL
+               [--hostname HOST | --addr HOST:PORT] [--label KEY=VALUE ...] [flags]
+  warren-agent version      print the version (also --version)
+  warren-agent help         print this help (also --help, -h)
+
+--hostname or --addr binds a tunnel on that reserved domain or address; --label binds a
+tunnel for the tunnel-group backends whose labels it matches. Given both, the agent binds
+both tunnels, forwarding to the same --forwards-to.
+
+Every flag can also be set with the environment variable shown in brackets; a flag given on
+the command line wins over the environment.
+
+Flags:
+`
+
+// Exit codes.
+const (
+	exitOK     = 0 // stopped by the server, or by SIGINT/SIGTERM
+	exitFailed = 1 // the server refused the agent or its tunnels
+	exitUsage  = 2 // the command line or the environment is wrong; nothing was dialed
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.LookupEnv, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run is the whole command: it runs the agent until the server stops it or ctx ends, and
+// returns the exit code.
+func run(ctx context.Context, args []string, env func(string) (string, bool), stdout, stderr io.Writer) int {
+	if len(args) > 0 && (args[0] == "version" || args[0] == "help") {
+		if len(args) > 1 {
+			fmt.Fprintf(stderr, "warren-agent: %s takes no arguments\n\n", args[0])
+			printUsage(stderr)
+			return exitUsage
+		}
+		if args[0] == "version" {
+			fmt.Fprintln(stdout, version)
+		} else {
+			printUsage(stdout)
+		}
+		return exitOK
+	}
+	cfg, err := parseFlags(args, env, stderr)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		printUsage(stdout)
+		return exitOK
+	case errors.Is(err, errUsage):
+		fmt.Fprintln(stderr)
+		printUsage(stderr) // after the line saying what is wrong
+		return exitUsage
+	case err != nil:
+		fmt.Fprintf(stderr, "warren-agent: %v\nRun 'warren-agent --help' for the flags.\n", err)
+		return exitUsage
+	case cfg.showVersion:
+		fmt.Fprintln(stdout, version)
+		return exitOK
+	}
+
+	log := zaplog.New(cfg.level, stderr)
+	defer func() { _ = log.Sync() }()
+	client, err := agentclient.New(cfg.client(log))
+	if err != nil { // parseFlags checked what New checks; kept for safety
+		fmt.Fprintf(stderr, "warren-agent: %v\n", err)
+		return exitUsage
+	}
+	log.Info("starting", zap.String("version", version), zap.String("server", cfg.server), zap.Strings("tunnels", cfg.describeTunnels()))
+	err = client.Run(ctx)
+	switch {
+	case err == nil:
+		return exitOK
+	case ctx.Err() != nil:
+		log.Info("stopping on a signal")
+		return exitOK
+	}
+	fmt.Fprintln(stderr, "warren-agent:", err)
+	return exitFailed
+}
+
+func printUsage(w io.Writer) {
+	fs, _, _ := newFlagSet()
+	fs.SetOutput(w)
+	fmt.Fprint(w, usage)
+	fs.PrintDefaults()
+}
+
+type config struct {
+	server, authtoken, hostname, addr, proto, forwardsTo, metadata, region, logLevel string
+	labels                                                                           labelsFlag
+	showVersion                                                                      bool
+
+	level   zap.AtomicLevel // derived by check
+	tunnels []agentclient.TunnelConfig
+}
+
+// labelsFlag collects --label KEY=VALUE; one value may also hold several pairs separated
+// by commas (as WARREN_AGENT_LABEL does).
+type labelsFlag map[string]string
+
+func (l *labelsFlag) String() string {
+	if l == nil || len(*l) == 0 {
+		return ""
+	}
+	pairs := make([]string, 0, len(*l))
+	for k, v := range *l {
+		pairs = append(pairs, k+"="+v)
+	}
+	sort.Strings(pairs)
+	return strings.Join(pairs, ",")
+}
+
+func (l *labelsFlag) Set(s string) error {
+	if *l == nil {
+		*l = labelsFlag{}
+	}
+	for pair := range strings.SplitSeq(s, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(pair), "=")
+		if !ok || k == "" || v == "" || strings.Contains(v, "=") {
+			return fmt.Errorf("%q is not KEY=VALUE", pair)
+		}
+		if old, dup := (*l)[k]; dup && old != v {
+			return fmt.Errorf("label %q given twice", k)
+		}
+		(*l)[k] = v
+	}
+	return nil
+}
+
+// errUsage: the command line is wrong, and parseFlags (or the flag package) said why.
+var errUsage = errors.New("usage")
+
+// newFlagSet defines the flags into a config; envOf maps a flag to its environment variable.
+func newFlagSet() (fs *flag.FlagSet, cfg *config, envOf map[string]string) {
+	cfg = &config{}
+	fs = flag.NewFlagSet("warren-agent", flag.ContinueOnError)
+	fs.Usage = func() {} // run prints the usage where it belongs (stdout for -h)
+	envOf = map[string]string{}
+	str := func(p *string, name, env, def, help string) {
+		envOf[name] = env
+		fs.StringVar(p, name, def, help+" ["+env+"]")
+	}
+	str(&cfg.server, "server", "WARREN_AGENT_SERVER", "", "base URL of the Warren server, e.g. https://warren.example.com (required)")
+	str(&cfg.authtoken, "authtoken", "WARREN_AGENT_AUTHTOKEN", "", "token of a tunnel credential (required; never logged)")
+	str(&cfg.forwardsTo, "forwards-to", "WARREN_AGENT_FORWARDS_TO", "", "the local service the tunnels name, a URL (http://localhost:8080) or host:port (required)")
+	str(&cfg.hostname, "hostname", "WARREN_AGENT_HOSTNAME", "", "bind a tunnel on this reserved domain (proto http, https or tls)")
+	str(&cfg.addr, "addr", "WARREN_AGENT_ADDR", "", "bind a tcp tunnel on this reserved address, host:port")
+	envOf["label"] = "WARREN_AGENT_LABEL"
+	fs.Var(&cfg.labels, "label", "KEY=VALUE label of a tunnel for tunnel-group backends; repeat it for several labels, or separate them with commas [WARREN_AGENT_LABEL]")
+	str(&cfg.proto, "proto", "WARREN_AGENT_PROTO", "", "tunnel protocol: http, https, tcp or tls (default tcp with --addr, https otherwise)")
+	str(&cfg.metadata, "metadata", "WARREN_AGENT_METADATA", "", "metadata of the tunnel session")
+	str(&cfg.region, "region", "WARREN_AGENT_REGION", "", "region the agent announces")
+	str(&cfg.logLevel, "log-level", "WARREN_AGENT_LOG_LEVEL", "info", "log level: debug, info, warn or error")
+	fs.BoolVar(&cfg.showVersion, "version", false, "print the version and exit")
+	return fs, cfg, envOf
+}
+
+// parseFlags reads the command line, then the environment for the flags it leaves out, and
+// checks every value that can be checked without the server.
+func parseFlags(args []string, env func(string) (string, bool), stderr io.Writer) (*config, error) {
+	fs, cfg, envOf := newFlagSet()
+	fs.SetOutput(stderr)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, errUsage
+	}
+	if fs.NArg() > 0 {
+		what := "unexpected argument"
+		if fs.NArg() == len(args) {
+			what = "unknown command"
+		}
+		fmt.Fprintf(stderr, "warren-agent: %s %q\n", what, fs.Arg(0))
+		return nil, errUsage
+	}
+	if cfg.showVersion {
+		return cfg, nil // whatever else the environment holds
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	var err error
+	// The defaults --help shows stay the built-in ones, so it never prints a token taken
+	// from the environment.
+	fs.VisitAll(func(f *flag.Flag) {
+		name, ok := envOf[f.Name]
+		if !ok || given[f.Name] || err != nil {
+			return
+		}
+		if v, set := env(name); set {
+			if e := f.Value.Set(v); e != nil {
+				err = fmt.Errorf("invalid value %q for %s: %v", v, name, e)
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return cfg, cfg.check()
+}
+
+// check validates the configuration and derives the tunnels.
+func (cfg *config) check() error {
+	var err error
+	if cfg.level, err = zap.ParseAtomicLevel(cfg.logLevel); err != nil {
+		return fmt.Errorf("--log-level %q is not one of debug, info, warn, error", cfg.logLevel)
+	}
+	switch {
+	case cfg.server == "":
+		return errors.New("--server is required")
+	case cfg.authtoken == "":
+		return errors.New("--authtoken is required")
+	case cfg.forwardsTo == "":
+		return errors.New("--forwards-to is required")
+	case cfg.hostname == "" && cfg.addr == "" && len(cfg.labels) == 0:
+		return errors.New("give --hostname, --addr or --label: the tunnel to bind")
+	case cfg.hostname != "" && cfg.addr != "":
+		return errors.New("give --hostname or --addr, not both")
+	case cfg.proto != "" && !slices.Contains(agentclient.Protos, cfg.proto):
+		return fmt.Errorf("--proto %q is not one of %s", cfg.proto, strings.Join(agentclient.Protos, ", "))
+	case cfg.addr != "" && cfg.proto != "" && cfg.proto != "tcp":
+		return fmt.Errorf("--addr binds a tcp tunnel, not --proto %s", cfg.proto)
+	case cfg.hostname != "" && cfg.proto == "tcp":
+		return errors.New("--proto tcp binds an --addr, not a --hostname")
+	}
+	if u, err := url.Parse(cfg.server); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("--server %q is not an http:// or https:// URL", cfg.server)
+	}
+	if !isURL(cfg.forwardsTo) && !isHostPort(cfg.forwardsTo) {
+		return fmt.Errorf("--forwards-to %q is neither a URL such as http://localhost:8080 nor host:port", cfg.forwardsTo)
+	}
+	if cfg.addr != "" && !isHostPort(cfg.addr) {
+		return fmt.Errorf("--addr %q is not host:port", cfg.addr)
+	}
+	proto := cfg.proto
+	if proto == "" {
+		proto = "https"
+		if cfg.addr != "" {
+			proto = "tcp"
+		}
+	}
+	cfg.tunnels = nil
+	if cfg.hostname != "" || cfg.addr != "" {
+		cfg.tunnels = append(cfg.tunnels, agentclient.TunnelConfig{Proto: proto, Hostname: cfg.hostname, Addr: cfg.addr, ForwardsTo: cfg.forwardsTo})
+	}
+	if len(cfg.labels) > 0 {
+		cfg.tunnels = append(cfg.tunnels, agentclient.TunnelConfig{Proto: proto, Labels: map[string]string(cfg.labels), ForwardsTo: cfg.forwardsTo})
+	}
+	// What remains (label syntax, the URL's shape) is the client's to check.
+	_, err = agentclient.New(cfg.client(zap.NewNop()))
+	return err
+}
+
+func isURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && u.Scheme != "" && u.Host != ""
+}
+
+func isHostPort(s string) bool {
+	host, port, err := net.SplitHostPort(s)
+	return err == nil && host != "" && port != ""
+}
+
+// client is the agent's configuration.
+func (cfg *config) client(log *zap.Logger) agentclient.Config {
+	return agentclient.Config{
+		ServerURL:    cfg.server,
+		Authtoken:    cfg.authtoken,
+		AgentVersion: version,
+		Metadata:     cfg.metadata,
+		Region:       cfg.region,
+		Tunnels:      cfg.tunnels,
+		Logger:       log,
+	}
+}
+
+// describeTunnels names the tunnels for the start line.
+func (cfg *config) describeTunnels() []string {
+	var out []string
+	for _, t := range cfg.tunnels {
+		what := t.Hostname + t.Addr
+		if what == "" {
+			l := labelsFlag(t.Labels)
+			what = "labels " + l.String()
+		}
+		out = append(out, fmt.Sprintf("%s %s -> %s", t.Proto, what, t.ForwardsTo))
+	}
+	return out
+}
