@@ -487,7 +487,9 @@ func (c *Client) serve(ctx context.Context, cn *conn, welcome *agentproto.Messag
 					if first {
 						return fatal, true, &BindError{Refused: refused}
 					}
-					return lost, true, &BindError{Refused: refused}
+					// Not counted as a session opened: a refusal that lasts backs off up to
+					// the cap instead of retrying at the shortest wait.
+					return lost, false, &BindError{Refused: refused}
 				}
 			case agentproto.TypeCommand:
 				if out, done := c.command(cn, log, m); done {

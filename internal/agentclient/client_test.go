@@ -431,7 +431,7 @@ func TestBindRefused(t *testing.T) {
 
 	t.Run("after a restart", func(t *testing.T) {
 		p := agentpeer.New(t, testToken)
-		a := startAgent(t, p, Config{Tunnels: []TunnelConfig{webTunnel}, MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
+		a := startAgent(t, p, Config{Tunnels: []TunnelConfig{webTunnel}, MinBackoff: 10 * time.Millisecond, MaxBackoff: time.Second})
 		pc := p.Accept(t)
 		pc.Welcome(t, "ts_1", 1)
 		a.waitFor(t, "the first session", func(s State) bool { return s.Ready })
@@ -445,11 +445,20 @@ func TestBindRefused(t *testing.T) {
 		if code := pc2.Closed(t); code != websocket.StatusNormalClosure {
 			t.Errorf("close status %v", code)
 		}
+		// Refused again: the wait grows as for a connection that failed.
 		pc3 := p.Accept(t)
-		pc3.Welcome(t, "ts_3", 1)
-		s := a.waitFor(t, "the third session", func(s State) bool { return s.SessionID == "ts_3" && s.Ready })
-		if len(s.Tunnels) != 1 || len(s.Refused) != 0 || len(a.backoffs()) != 1 {
-			t.Errorf("state %+v, waits %v", s, a.backoffs())
+		hello = pc3.Read(t)
+		pc3.Send(t, agentproto.Message{Type: agentproto.TypeWelcome, ID: hello.ID, SessionID: "ts_3", HeartbeatSeconds: 3600})
+		refuse(pc3, t)
+		_ = pc3.Closed(t)
+		pc4 := p.Accept(t)
+		pc4.Welcome(t, "ts_4", 1)
+		s := a.waitFor(t, "the fourth session", func(s State) bool { return s.SessionID == "ts_4" && s.Ready })
+		if len(s.Tunnels) != 1 || len(s.Refused) != 0 {
+			t.Errorf("state %+v", s)
+		}
+		if w := a.backoffs(); len(w) != 2 || w[0] > 10*time.Millisecond || w[1] < 10*time.Millisecond {
+			t.Errorf("waits %v, want one within 10ms then one within [10ms, 20ms]", w)
 		}
 	})
 }
