@@ -13,7 +13,10 @@ require (
 	modernc.org/sqlite v1.61.1
 )
 
-require github.com/hashicorp/terraform-plugin-framework-validators v0.19.0
+require (
+	github.com/coder/websocket v1.8.15
+	github.com/hashicorp/terraform-plugin-framework-validators v0.19.0
+)
 
 require (
 	github.com/Azure/azure-sdk-for-go/sdk/azcore v1.23.3
@@ -50,7 +53,6 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/ssooidc v1.44.3 // indirect
 	github.com/aws/smithy-go v1.28.8 // indirect
 	github.com/beevik/etree v1.5.0 // indirect
-	github.com/coder/websocket v1.8.15 // indirect
 	github.com/goccy/go-json v0.10.2 // indirect
 	github.com/golang-jwt/jwt/v5 v5.3.1 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
