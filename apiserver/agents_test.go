@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apiservertest"
 	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 )
@@ -478,4 +480,42 @@ func TestAgentCommands(t *testing.T) {
 	c.fails(404, "", "POST", path+"/restart", map[string]any{})
 	c.fails(404, "", "POST", "/tunnel_sessions/"+ids.New(ids.TunnelSession)+"/stop", map[string]any{})
 	c.as(c.srv.NewAccount(t)).fails(404, "", "POST", "/tunnel_sessions/"+failing.session+"/update", map[string]any{})
+}
+
+// TestAgentCommandsAcrossReplicas runs two servers on one store: a command sent through the
+// replica that does not hold the agent's socket goes through the store to the one that does.
+func TestAgentCommandsAcrossReplicas(t *testing.T) {
+	c := newTC(t, func(o *apiserver.Options) {
+		o.Agents.CommandPoll, o.Agents.Heartbeat = 10*time.Millisecond, 50*time.Millisecond
+	})
+	second, err := apiserver.New(context.Background(), apiserver.Options{
+		Store: c.srv.Store, BaseURL: c.srv.URL, BootstrapAPIKey: c.srv.APIKey,
+		Agents: apiserver.AgentOptions{CommandPoll: 10 * time.Millisecond, CommandTimeout: 5 * time.Second},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(second)
+	t.Cleanup(func() { ts.Close(); _ = second.Close() })
+	other := &tc{t: t, srv: &apiservertest.Server{URL: ts.URL}, token: c.srv.APIKey}
+
+	credID, token := c.credential()
+	a := connectAgent(t, c.srv.URL, token, func(a *testAgent) {
+		a.answer = func(cmd string) agentproto.Message {
+			if cmd == agentproto.CommandUpdate {
+				return agentproto.Message{ErrorCode: "ERR_809", Error: "No update is available."}
+			}
+			return agentproto.Message{}
+		}
+	})
+	path := "/tunnel_sessions/" + a.session
+	other.ok(200, "GET", path, nil)
+	other.ok(204, "POST", path+"/restart", map[string]any{})
+	other.fails(400, "ERR_809", "POST", path+"/update", map[string]any{})
+	equal(t, "commands", a.commands(), []string{"restart", "update"})
+
+	// A credential deleted through the other replica ends the session held by the first.
+	other.ok(204, "DELETE", "/credentials/"+credID, nil)
+	a.waitClosed()
+	c.fails(404, "", "GET", path, nil)
 }
