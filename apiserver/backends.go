@@ -150,7 +150,7 @@ func applyStatic(in *api.StaticBackendCreate, b *api.StaticBackend) error {
 	return nil
 }
 
-var tunnelGroupBackends = backendFamily("backend_tunnel_group", api.TunnelGroupBackends, &family[api.TunnelGroupBackend, *api.TunnelGroupBackend, api.TunnelGroupBackendCreate, api.TunnelGroupBackendCreate]{
+var tunnelGroupBackends = backendFamily(kindTunnelGroupBackend, api.TunnelGroupBackends, &family[api.TunnelGroupBackend, *api.TunnelGroupBackend, api.TunnelGroupBackendCreate, api.TunnelGroupBackendCreate]{
 	create: func(c *call, tx store.Tx, in *api.TunnelGroupBackendCreate, b *api.TunnelGroupBackend) (any, error) {
 		b.Labels = map[string]string{}
 		return nil, applyTunnelGroup(in, b)
@@ -158,9 +158,20 @@ var tunnelGroupBackends = backendFamily("backend_tunnel_group", api.TunnelGroupB
 	update: func(c *call, tx store.Tx, in *api.TunnelGroupBackendCreate, b *api.TunnelGroupBackend) error {
 		return applyTunnelGroup(in, b)
 	},
-	// No agent plane connects tunnels to this server yet, so no tunnel matches the labels.
-	render: func(c *call, b *api.TunnelGroupBackend) { b.Tunnels = []api.Ref{} },
+	// The tunnels of connected agents whose labels include the group's, as they stand.
+	expand: func(c *call, tx store.Tx, b *api.TunnelGroupBackend) error {
+		matching, err := matchingTunnels(c, tx, b.Labels)
+		b.Tunnels = c.refList(matching)
+		return err
+	},
+	render: func(c *call, b *api.TunnelGroupBackend) {
+		if b.Tunnels == nil {
+			b.Tunnels = []api.Ref{}
+		}
+	},
 })
+
+const kindTunnelGroupBackend = "backend_tunnel_group"
 
 func applyTunnelGroup(in *api.TunnelGroupBackendCreate, b *api.TunnelGroupBackend) error {
 	if err := setText(rules.BackendText, in.Description, in.Metadata, &b.Description, &b.Metadata); err != nil {

@@ -37,6 +37,10 @@ var credentials = &family[api.Credential, *api.Credential, api.CredentialCreate,
 		return err
 	},
 	refs: func(cred *api.Credential) []string { return []string{cred.OwnerID} },
+	// A deleted credential ends its agents' sessions at once.
+	beforeDelete: func(c *call, tx store.Tx, cred *api.Credential) error {
+		return c.endCredentialSessions(tx, cred.ID)
+	},
 }
 
 // aclValue validates a given ACL, or keeps the current one when none is given (nil). The

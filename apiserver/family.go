@@ -164,31 +164,47 @@ func (f *family[T, P, C, U]) handleList(c *call) error {
 	if err != nil {
 		return err
 	}
+	var parentID string
+	return c.serveList(q, f.def.Member, func(tx store.Tx) (store.ListQuery, string, error) {
+		parentID, err = f.loadParent(c, tx)
+		return store.ListQuery{Kind: f.kind, AccountID: c.who.accountID, ParentID: parentID}, f.def.PathUnder(parentID), err
+	}, func(tx store.Tx, o *store.Object) (any, error) {
+		obj, err := f.decode(o)
+		if err == nil {
+			err = f.expanded(c, tx, obj)
+		}
+		return f.rendered(c, obj, parentID), err
+	})
+}
+
+// serveList answers a list request with one page, in one read transaction: selection gives
+// the store query and the list's path, item renders one object.
+func (c *call) serveList(q listQuery, member string, selection func(tx store.Tx) (store.ListQuery, string, error), item func(tx store.Tx, o *store.Object) (any, error)) error {
 	var items []json.RawMessage
-	var lastID, parentID string
+	var lastID, path string
 	var more bool
-	err = c.s.opts.Store.Read(c.r.Context(), func(tx store.Tx) (err error) {
-		if parentID, err = f.loadParent(c, tx); err != nil {
+	err := c.s.opts.Store.Read(c.r.Context(), func(tx store.Tx) error {
+		items, lastID = nil, ""
+		sq, p, err := selection(tx)
+		if err != nil {
 			return err
 		}
-		objs, hasMore, err := q.page(c, tx, store.ListQuery{Kind: f.kind, AccountID: c.who.accountID, ParentID: parentID})
+		path = p
+		objs, hasMore, err := q.page(c, tx, sq)
 		if err != nil {
 			return err
 		}
 		more = hasMore
 		for _, o := range objs {
-			obj, err := f.decode(o)
-			if err == nil {
-				err = f.expanded(c, tx, obj)
-			}
+			v, err := item(tx, o)
 			if err != nil {
 				return err
 			}
-			item, err := encodeJSON(f.rendered(c, obj, parentID))
+			raw, err := encodeJSON(v)
 			if err != nil {
 				return err
 			}
-			items = append(items, item)
+			items = append(items, raw)
 			lastID = o.ID
 		}
 		return nil
@@ -196,7 +212,7 @@ func (f *family[T, P, C, U]) handleList(c *call) error {
 	if err != nil {
 		return err
 	}
-	return c.writeList(f.def.PathUnder(parentID), f.def.Member, q, items, lastID, more)
+	return c.writeList(path, member, q, items, lastID, more)
 }
 
 func (f *family[T, P, C, U]) handleUpdate(c *call) error {

@@ -34,6 +34,9 @@ type call struct {
 	// delivering: the handler wrote events with deliveries (outbox.go); the delivery
 	// worker is woken once the handler, and so its transaction, is done.
 	delivering bool
+	// endedSessions are agent sessions the handler deleted (with their credential); their
+	// sockets on this replica are closed once the handler, and so its transaction, is done.
+	endedSessions []string
 }
 
 // handlerFunc answers a request or returns the error to send.
@@ -52,6 +55,9 @@ func (w *statusRecorder) WriteHeader(status int) {
 	w.status = status
 	w.ResponseWriter.WriteHeader(status)
 }
+
+// Unwrap gives the WebSocket upgrade of agents the connection's Hijacker.
+func (w *statusRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func (w *statusRecorder) Write(b []byte) (int, error) {
 	if w.status == 0 {
@@ -143,6 +149,9 @@ func (s *Server) apiRoute(h handlerFunc) http.Handler {
 		err := h(c)
 		if c.delivering && c.s.deliverer != nil {
 			c.s.deliverer.notify()
+		}
+		if err == nil {
+			c.s.agents.end(c.endedSessions)
 		}
 		if err != nil {
 			c.writeError(err)

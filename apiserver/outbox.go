@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
 
@@ -21,43 +22,53 @@ func (c *call) emit(tx store.Tx, def *api.Family, op string, obj any) error {
 	if def.Event == "" {
 		return nil
 	}
+	key := c.ref(c.who.keyID)
+	principal := &api.EventPrincipal{ID: c.who.id, Subject: c.who.subject, Source: "API", Credential: &key}
+	delivering, err := c.s.addEvent(c.r.Context(), tx, c.who.accountID, def.Event+"_"+op+".v0", principal, obj)
+	c.delivering = c.delivering || delivering
+	return err
+}
+
+// addEvent writes one event of the account to the outbox in tx, with a delivery to each
+// destination subscribed to its type; principal is nil for events no API call caused
+// (agent sessions). delivering says whether it wrote deliveries, so that the caller wakes
+// the delivery worker once tx is committed.
+func (s *Server) addEvent(ctx context.Context, tx store.Tx, accountID, eventType string, principal *api.EventPrincipal, obj any) (delivering bool, err error) {
 	object, err := json.Marshal(obj)
 	if err != nil {
-		return err
+		return false, err
 	}
-	now := c.s.opts.Now()
-	key := c.ref(c.who.keyID)
+	now := s.opts.Now()
 	ev := api.Event{
 		EventID:        ids.New(ids.Event),
-		EventType:      def.Event + "_" + op + ".v0",
+		EventType:      eventType,
 		EventTimestamp: api.FormatTime(now),
-		AccountID:      c.who.accountID,
-		Principal:      &api.EventPrincipal{ID: c.who.id, Subject: c.who.subject, Source: "API", Credential: &key},
+		AccountID:      accountID,
+		Principal:      principal,
 		Object:         object,
 	}
 	payload, err := json.Marshal(ev)
 	if err != nil {
-		return err
+		return false, err
 	}
-	destinations, err := subscribedDestinations(c, tx, ev.EventType)
+	destinations, err := subscribedDestinations(ctx, tx, accountID, ev.EventType)
 	if err != nil {
-		return err
+		return false, err
 	}
 	deliveries := make([]store.NewDelivery, len(destinations))
 	for i, d := range destinations {
 		deliveries[i] = store.NewDelivery{ID: ids.New(ids.EventDelivery), DestinationID: d}
 	}
-	err = tx.AddEvent(c.r.Context(), &store.Event{
+	err = tx.AddEvent(ctx, &store.Event{
 		ID: ev.EventID, AccountID: ev.AccountID, Type: ev.EventType, Time: now, Payload: payload,
 	}, deliveries)
-	c.delivering = c.delivering || (err == nil && len(deliveries) > 0)
-	return err
+	return err == nil && len(deliveries) > 0, err
 }
 
-// subscribedDestinations returns the destinations of the caller's subscriptions that name
+// subscribedDestinations returns the destinations of the account's subscriptions that name
 // eventType, each once, in the order of the subscriptions and their lists.
-func subscribedDestinations(c *call, tx store.Tx, eventType string) ([]string, error) {
-	subs, err := tx.List(c.r.Context(), store.ListQuery{Kind: kindEventSubscription, AccountID: c.who.accountID})
+func subscribedDestinations(ctx context.Context, tx store.Tx, accountID, eventType string) ([]string, error) {
+	subs, err := tx.List(ctx, store.ListQuery{Kind: kindEventSubscription, AccountID: accountID})
 	if err != nil {
 		return nil, err
 	}

@@ -20,8 +20,10 @@ func prefixOf(id string) string {
 }
 
 // ref returns the Ref of an object: its ID and the absolute uri of its canonical path.
-func (c *call) ref(id string) api.Ref {
-	return api.Ref{ID: id, URI: c.s.opts.BaseURL + c.s.collections[prefixOf(id)].def.Path + "/" + id}
+func (c *call) ref(id string) api.Ref { return c.s.ref(id) }
+
+func (s *Server) ref(id string) api.Ref {
+	return api.Ref{ID: id, URI: s.opts.BaseURL + s.collections[prefixOf(id)].def.Path + "/" + id}
 }
 
 // refList returns the Refs of ids, [] (never null) when there are none.

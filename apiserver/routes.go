@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
+	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 )
 
@@ -30,6 +31,7 @@ var families = []routed{
 	failoverBackends, httpResponseBackends, staticBackends, tunnelGroupBackends, weightedBackends,
 	httpsEdges, tcpEdges, tlsEdges, httpsEdgeRoutes,
 	eventDestinations, eventSubscriptions,
+	tunnelSessions, tunnels, endpoints,
 }
 
 // routes is the one route table of the server (testdata/routes.txt lists it). Each family
@@ -54,6 +56,7 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("GET /_admin/events", s.adminRoute(s.adminEvents))
 	mux.Handle("GET /_admin/deliveries", s.adminRoute(s.adminDeliveries))
 	mux.Handle("GET /healthz", http.HandlerFunc(s.healthz))
+	mux.Handle("GET "+agentproto.Path, http.HandlerFunc(s.agentConnect))
 	s.patterns = mux.patterns
 
 	// Unknown paths and known paths with the wrong method get the same 404 (details.md §5.1).

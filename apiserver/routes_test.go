@@ -33,7 +33,7 @@ func TestRouteTable(t *testing.T) {
 	defer srv.Close()
 	// Every family of the table in internal/api is served.
 	for _, f := range api.Families {
-		if !slices.Contains(srv.Routes(), "POST "+f.Path) {
+		if !slices.Contains(srv.Routes(), "POST "+f.Path) && !slices.Contains(srv.Routes(), "GET "+f.Path+"/{id}") {
 			t.Errorf("%s is in api.Families but not served", f.Path)
 		}
 	}

@@ -56,6 +56,8 @@ type Options struct {
 	TrustedProxies []netip.Prefix
 	// Events configure the delivery of audit events to the accounts' event destinations.
 	Events EventOptions
+	// Agents configure the agent plane (GET /agent/connect).
+	Agents AgentOptions
 }
 
 // AddrPool is the range of TCP addresses (host:port) the server assigns to reserved addresses.
@@ -83,6 +85,7 @@ type Server struct {
 	patterns       []string                     // every route pattern, filled by routes
 	limiter        *accountLimiter              // nil without a rate limit
 	deliverer      *deliverer                   // nil when this process delivers no events
+	agents         *agentHub                    // the agents connected to this process
 }
 
 // New builds the API server and bootstraps an empty store with one account, its admin user
@@ -115,6 +118,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("apiserver: %w", err)
 	}
 	opts.Events.setDefaults()
+	opts.Agents.setDefaults()
 	// Every store call goes through the debug log of its timings.
 	opts.Store = loggedStore{Store: opts.Store, log: opts.Logger}
 	if opts.RateLimit == 0 {
@@ -130,6 +134,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	s.bootstrapToken = token
 	s.handler = s.routes()
+	s.agents = newAgentHub(s)
 	if opts.Events.Workers > 0 {
 		s.startDelivery()
 	}

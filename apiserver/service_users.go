@@ -60,6 +60,11 @@ func serviceUserFamily(def *api.Family, fields filter.Fields) *family[api.Servic
 				return err
 			}
 			for _, o := range owned {
+				if o.Kind == kindCredential {
+					if err := c.endCredentialSessions(tx, o.ID); err != nil {
+						return err
+					}
+				}
 				if err := tx.Delete(c.r.Context(), o.Kind, o.ID); err != nil {
 					return err
 				}

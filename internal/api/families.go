@@ -62,6 +62,10 @@ var (
 	TLSEdges               = &Family{Path: "/edges/tls", Member: "tls_edges", Prefix: ids.TLSEdge}
 	EventDestinations      = &Family{Path: "/event_destinations", Member: "event_destinations", Prefix: ids.EventDestination, Event: "event_destination"}
 	EventSubscriptions     = &Family{Path: "/event_subscriptions", Member: "event_subscriptions", Prefix: ids.EventSubscription, Event: "event_subscription"}
+	// Agents create these three by connecting; the API only reads them (details.md §6.12).
+	TunnelSessions = &Family{Path: "/tunnel_sessions", Member: "tunnel_sessions", Prefix: ids.TunnelSession}
+	Tunnels        = &Family{Path: "/tunnels", Member: "tunnels", Prefix: ids.Tunnel}
+	Endpoints      = &Family{Path: "/endpoints", Member: "endpoints", Prefix: ids.Endpoint}
 	// HTTPSEdgeRoutes are listed only inside their edge's routes member.
 	HTTPSEdgeRoutes = func() *Family {
 		f := nested(HTTPSEdges, "edge_id", "/routes", "routes", ids.HTTPSEdgeRoute)
@@ -78,4 +82,5 @@ var Families = []*Family{
 	FailoverBackends, HTTPResponseBackends, StaticBackends, TunnelGroupBackends, WeightedBackends,
 	HTTPSEdges, TCPEdges, TLSEdges, HTTPSEdgeRoutes,
 	EventDestinations, EventSubscriptions,
+	TunnelSessions, Tunnels, Endpoints,
 }

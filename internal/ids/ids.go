@@ -48,6 +48,10 @@ const (
 	User                    = "usr_"
 	Account                 = "ac_"
 	Operation               = "op_"
+	TunnelSession           = "ts_"
+	Tunnel                  = "tn_"
+	Endpoint                = "ep_"
+	AgentCommand            = "agcmd_" // not in §11: a session command on its way between replicas
 )
 
 // BodyLen is the length of the KSUID body that follows a prefix.

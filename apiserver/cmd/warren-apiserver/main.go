@@ -126,6 +126,7 @@ type config struct {
 	showVersion                                                      bool
 	eventWorkers                                                     int
 	eventGiveUpAfter, eventRetention, eventMaxBackoff, eventLease    time.Duration
+	agentHeartbeat, agentCommandTimeout                              time.Duration
 	eventEndpoints                                                   delivery.Endpoints
 
 	// Derived by check.
@@ -174,6 +175,8 @@ func newFlagSet() (fs *flag.FlagSet, cfg *config, envOf map[string]string) {
 	dur(&cfg.eventGiveUpAfter, "event-give-up-after", "WARREN_EVENT_GIVE_UP_AFTER", apiserver.DefaultEventGiveUpAfter, "age at which an event not yet delivered to a destination fails for good")
 	dur(&cfg.eventMaxBackoff, "event-max-backoff", "WARREN_EVENT_MAX_BACKOFF", apiserver.DefaultEventMaxBackoff, "longest wait between two attempts to deliver an event (the wait doubles from 1s)")
 	dur(&cfg.eventRetention, "event-retention", "WARREN_EVENT_RETENTION", apiserver.DefaultEventRetention, "how long delivered and failed events are kept (GET /_admin/events)")
+	dur(&cfg.agentHeartbeat, "agent-heartbeat", "WARREN_AGENT_HEARTBEAT", apiserver.DefaultAgentHeartbeat, "how often the server and each agent must hear from each other; an agent silent for three intervals is disconnected and its session deleted")
+	dur(&cfg.agentCommandTimeout, "agent-command-timeout", "WARREN_AGENT_COMMAND_TIMEOUT", apiserver.DefaultAgentCommandTimeout, "how long a tunnel-session command (restart, stop, update) waits for the agent's answer (then 504 ERR_810)")
 	dur(&cfg.eventLease, "event-lease", "WARREN_EVENT_LEASE", apiserver.DefaultEventLease, "how long a replica holds a destination's deliveries while it sends them (a send may take half of it); after a crash they wait this long")
 	e := &cfg.eventEndpoints
 	str(&e.Firehose, "event-endpoint-delivery-stream", "WARREN_EVENT_ENDPOINT_DELIVERY_STREAM", "", "URL of the delivery stream (Firehose) API, instead of the ARN's region's")
@@ -247,7 +250,7 @@ func (cfg *config) check() error {
 	if cfg.eventWorkers < 0 {
 		return fmt.Errorf("--event-workers %d is negative; 0 delivers no events in this process", cfg.eventWorkers)
 	}
-	for name, d := range map[string]time.Duration{"event-give-up-after": cfg.eventGiveUpAfter, "event-retention": cfg.eventRetention, "event-max-backoff": cfg.eventMaxBackoff, "event-lease": cfg.eventLease} {
+	for name, d := range map[string]time.Duration{"event-give-up-after": cfg.eventGiveUpAfter, "event-retention": cfg.eventRetention, "event-max-backoff": cfg.eventMaxBackoff, "event-lease": cfg.eventLease, "agent-heartbeat": cfg.agentHeartbeat, "agent-command-timeout": cfg.agentCommandTimeout} {
 		if d <= 0 {
 			return fmt.Errorf("--%s %s must be positive", name, d)
 		}
@@ -302,6 +305,7 @@ func (cfg *config) options() apiserver.Options {
 			Lease:       cfg.eventLease,
 			Endpoints:   cfg.eventEndpoints,
 		},
+		Agents: apiserver.AgentOptions{Heartbeat: cfg.agentHeartbeat, CommandTimeout: cfg.agentCommandTimeout},
 	}
 }
 

@@ -1,0 +1,288 @@
+package apiserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
+	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
+	"github.com/warrenhq/terraform-provider-warren/internal/api"
+	"github.com/warrenhq/terraform-provider-warren/internal/ids"
+)
+
+// Session commands (POST /tunnel_sessions/{id}/restart|stop|update, details.md §6.12) are
+// delivered to the connected agent and answered from its CommandResult. The replica that
+// holds the agent's socket sends it directly; any other replica writes the command to the
+// store, where the holder's poller picks it up, sends it and writes the agent's answer back.
+
+// Command answers other than success.
+var (
+	errCommandTimeout = errors.New("the agent did not answer in time")
+	errAgentGone      = errors.New("the agent's connection ended before it answered")
+)
+
+// commandFailureCodes are the catalogue codes of a command the agent reports failed without
+// a code of its own (details.md §5.3).
+var commandFailureCodes = map[string]string{
+	agentproto.CommandStop:    "ERR_807",
+	agentproto.CommandRestart: "ERR_808",
+	agentproto.CommandUpdate:  "ERR_809",
+}
+
+// storedCommand is a command on its way between replicas (kind agent_command).
+type storedCommand struct {
+	SessionID string              `json:"session_id"`
+	Command   string              `json:"command"`
+	State     string              `json:"state"` // pending, sent, done
+	Result    *agentproto.Message `json:"result,omitempty"`
+	Failed    string              `json:"failed,omitempty"` // the holder's error, when the agent did not answer
+}
+
+// sessionCommandRoutes registers the three commands.
+func sessionCommandRoutes(v *view[api.TunnelSession], s *Server, mux *router) {
+	for _, name := range []string{agentproto.CommandRestart, agentproto.CommandStop, agentproto.CommandUpdate} {
+		mux.Handle("POST "+v.def.Path+"/{id}/"+name, s.apiRoute(func(c *call) error {
+			var in struct{}
+			if _, err := c.decodeBody(&in); err != nil {
+				return err
+			}
+			var sess *store.Object
+			err := s.opts.Store.Read(c.r.Context(), func(tx store.Tx) (err error) {
+				sess, err = v.load(c, tx)
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			ctx, cancel := context.WithTimeout(c.r.Context(), s.opts.Agents.CommandTimeout)
+			defer cancel()
+			var answer agentproto.Message
+			if a := s.agents.get(sess.ID); a != nil {
+				answer, err = a.command(ctx, name)
+			} else {
+				answer, err = s.remoteCommand(ctx, sess, name)
+			}
+			if err := commandError(s, name, answer, err); err != nil {
+				return err
+			}
+			return c.noContent()
+		}))
+	}
+}
+
+// commandError turns the agent's answer into the API's: nil on success, 400 with the
+// agent's code (or the command's failure code) when it failed, ERR_810 when it could not be
+// reached: 504 after the timeout, 502 when its connection ended first.
+func commandError(s *Server, name string, m agentproto.Message, err error) error {
+	switch {
+	case errors.Is(err, errCommandTimeout) || errors.Is(err, context.DeadlineExceeded):
+		return apiErr(http.StatusGatewayTimeout, "ERR_810", "The agent did not answer the %s command within %s.", name, s.opts.Agents.CommandTimeout)
+	case errors.Is(err, errAgentGone):
+		return apiErr(http.StatusBadGateway, "ERR_810", "The agent's connection ended before it answered the %s command.", name)
+	case err != nil:
+		return err
+	case m.ErrorCode != "" || m.Error != "":
+		code, msg := m.ErrorCode, m.Error
+		if code == "" {
+			code = commandFailureCodes[name]
+		}
+		if msg == "" {
+			msg = "The agent could not " + name + "."
+		}
+		return badRequest(code, "%s", msg)
+	}
+	return nil
+}
+
+// command sends a command to this replica's agent and waits for its CommandResult.
+func (a *agentConn) command(ctx context.Context, name string) (agentproto.Message, error) {
+	id := ids.New(ids.AgentCommand)
+	ch := make(chan agentproto.Message, 1)
+	a.mu.Lock()
+	a.pending[id] = ch
+	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		delete(a.pending, id)
+		a.mu.Unlock()
+	}()
+	if err := a.send(agentproto.Message{Type: agentproto.TypeCommand, ID: id, Command: name}); err != nil {
+		return agentproto.Message{}, errAgentGone
+	}
+	select {
+	case m := <-ch:
+		return m, nil
+	case <-a.done:
+		return agentproto.Message{}, errAgentGone
+	case <-ctx.Done():
+		return agentproto.Message{}, errCommandTimeout
+	}
+}
+
+// remoteCommand hands a command to the replica holding the session through the store and
+// waits for the answer it writes back. The command row is deleted either way.
+func (s *Server) remoteCommand(ctx context.Context, sess *store.Object, name string) (agentproto.Message, error) {
+	id := ids.New(ids.AgentCommand)
+	doc, _ := json.Marshal(storedCommand{SessionID: sess.ID, Command: name, State: "pending"})
+	err := s.opts.Store.Write(ctx, func(tx store.Tx) error {
+		return tx.Insert(ctx, &store.Object{Kind: kindAgentCommand, ID: id, AccountID: sess.AccountID, Doc: doc})
+	})
+	if err != nil {
+		return agentproto.Message{}, err
+	}
+	defer func() {
+		// The request may have ended: the row must go all the same.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = s.opts.Store.Write(ctx, func(tx store.Tx) error {
+			if err := tx.Delete(ctx, kindAgentCommand, id); err != nil && !isNotFound(err) {
+				return err
+			}
+			return nil
+		})
+	}()
+	poll := time.NewTicker(s.opts.Agents.CommandPoll)
+	defer poll.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return agentproto.Message{}, errCommandTimeout
+		case <-poll.C:
+		}
+		var cmd storedCommand
+		var sessionGone bool
+		err := s.opts.Store.Read(ctx, func(tx store.Tx) error {
+			o, err := tx.Get(ctx, kindAgentCommand, id)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.Get(ctx, kindTunnelSession, sess.ID); isNotFound(err) {
+				sessionGone = true
+			} else if err != nil {
+				return err
+			}
+			return json.Unmarshal(o.Doc, &cmd)
+		})
+		switch {
+		case ctx.Err() != nil:
+			return agentproto.Message{}, errCommandTimeout
+		case err != nil:
+			return agentproto.Message{}, err
+		case cmd.State == "done" && cmd.Result != nil:
+			return *cmd.Result, nil
+		case cmd.State == "done" || sessionGone:
+			return agentproto.Message{}, errAgentGone
+		}
+	}
+}
+
+// pollCommands runs on every replica: it looks for commands that other replicas stored for
+// the agents connected here, and delivers them.
+func (h *agentHub) pollCommands() {
+	defer h.wg.Done()
+	tick := time.NewTicker(h.s.opts.Agents.CommandPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-h.ctx.Done():
+			return
+		case <-tick.C:
+		}
+		accounts := map[string]bool{}
+		h.mu.Lock()
+		for _, a := range h.conns {
+			accounts[a.accountID] = true
+		}
+		h.mu.Unlock()
+		for account := range accounts {
+			if err := h.takeCommands(account); err != nil && h.ctx.Err() == nil {
+				h.s.log.Error("agent commands", zap.String("account_id", account), zap.Error(err))
+			}
+		}
+	}
+}
+
+// takeCommands claims the pending commands of an account's sessions held here (state
+// pending -> sent, in a write transaction, so one replica sends each) and sends them.
+func (h *agentHub) takeCommands(accountID string) error {
+	ctx := h.ctx
+	var pending []*store.Object
+	err := h.s.opts.Store.Read(ctx, func(tx store.Tx) (err error) {
+		pending, err = tx.List(ctx, store.ListQuery{Kind: kindAgentCommand, AccountID: accountID})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for _, o := range pending {
+		var cmd storedCommand
+		if err := json.Unmarshal(o.Doc, &cmd); err != nil {
+			return err
+		}
+		a := h.get(cmd.SessionID)
+		if cmd.State != "pending" || a == nil {
+			continue
+		}
+		claimed := false
+		err := h.s.opts.Store.Write(ctx, func(tx store.Tx) error {
+			claimed = false
+			cur, err := tx.Get(ctx, kindAgentCommand, o.ID)
+			if isNotFound(err) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			var c storedCommand
+			if err := json.Unmarshal(cur.Doc, &c); err != nil || c.State != "pending" {
+				return err
+			}
+			c.State = "sent"
+			cur.Doc, _ = json.Marshal(c)
+			claimed = true
+			return tx.Update(ctx, cur)
+		})
+		if err != nil {
+			return err
+		}
+		if claimed {
+			h.wg.Add(1)
+			go h.deliverStored(a, o.ID, cmd)
+		}
+	}
+	return nil
+}
+
+// deliverStored sends a stored command to the agent and writes its answer back.
+func (h *agentHub) deliverStored(a *agentConn, id string, cmd storedCommand) {
+	defer h.wg.Done()
+	ctx, cancel := context.WithTimeout(h.ctx, h.s.opts.Agents.CommandTimeout)
+	m, err := a.command(ctx, cmd.Command)
+	cancel()
+	cmd.State = "done"
+	if err != nil {
+		cmd.Failed = err.Error()
+	} else {
+		cmd.Result = &m
+	}
+	doc, _ := json.Marshal(cmd)
+	err = h.s.opts.Store.Write(h.ctx, func(tx store.Tx) error {
+		cur, err := tx.Get(h.ctx, kindAgentCommand, id)
+		if isNotFound(err) {
+			return nil // the sender gave up
+		}
+		if err != nil {
+			return err
+		}
+		cur.Doc = doc
+		return tx.Update(h.ctx, cur)
+	})
+	if err != nil && h.ctx.Err() == nil {
+		h.s.log.Error("agent command answer", zap.String("session_id", cmd.SessionID), zap.Error(err))
+	}
+}

@@ -1,0 +1,545 @@
+package apiserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+	"go.uber.org/zap"
+
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
+	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
+	"github.com/warrenhq/terraform-provider-warren/internal/api"
+	"github.com/warrenhq/terraform-provider-warren/internal/ids"
+	"github.com/warrenhq/terraform-provider-warren/internal/rules"
+)
+
+// The agent plane (internal/agentproto): agents connect over a WebSocket with a tunnel
+// credential's token, and each connection is a tunnel session stored beside its tunnels and
+// endpoints, so that every replica lists them. The replica holding the socket owns the rows:
+// it deletes them, in one transaction, when the socket closes or the agent falls silent, and
+// it closes the socket when the session row disappears (its credential was deleted).
+
+// Store kinds of the agent plane.
+const (
+	kindTunnelSession = "tunnel_session"
+	kindTunnel        = "tunnel"
+	kindEndpoint      = "endpoint"
+	kindAgentCommand  = "agent_command"
+)
+
+// transport is the tunnel sessions' transport member (details.md §7.6: "<service>/v2").
+const transport = "warren/v2"
+
+// AgentOptions configure the agent plane.
+type AgentOptions struct {
+	// Heartbeat is how often the server and each agent must hear from each other; an agent
+	// silent for three intervals is disconnected. 0 means DefaultAgentHeartbeat.
+	Heartbeat time.Duration
+	// CommandTimeout bounds how long a session command waits for the agent's answer.
+	// 0 means DefaultAgentCommandTimeout.
+	CommandTimeout time.Duration
+	// CommandPoll is how often a replica looks in the store for commands that another
+	// replica received for its agents, and how often that replica looks for the answer.
+	// 0 means DefaultAgentCommandPoll.
+	CommandPoll time.Duration
+}
+
+// Defaults of AgentOptions.
+const (
+	DefaultAgentHeartbeat      = 10 * time.Second
+	DefaultAgentCommandTimeout = 10 * time.Second
+	DefaultAgentCommandPoll    = 250 * time.Millisecond
+)
+
+func (o *AgentOptions) setDefaults() {
+	if o.Heartbeat <= 0 {
+		o.Heartbeat = DefaultAgentHeartbeat
+	}
+	if o.CommandTimeout <= 0 {
+		o.CommandTimeout = DefaultAgentCommandTimeout
+	}
+	if o.CommandPoll <= 0 {
+		o.CommandPoll = DefaultAgentCommandPoll
+	}
+}
+
+// sessionSecret is what the store keeps of a session beside its document: the replica that
+// holds its socket.
+type sessionSecret struct {
+	Replica string `json:"replica"`
+}
+
+// agentHub is this replica's connected agents.
+type agentHub struct {
+	s       *Server
+	replica string // this process, as recorded in its sessions' rows
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+
+	mu    sync.Mutex
+	conns map[string]*agentConn // by session ID
+}
+
+func newAgentHub(s *Server) *agentHub {
+	ctx, cancel := context.WithCancel(context.Background())
+	h := &agentHub{s: s, replica: ids.New(""), ctx: ctx, cancel: cancel, conns: map[string]*agentConn{}}
+	h.wg.Add(1)
+	go h.pollCommands()
+	return h
+}
+
+// close disconnects every agent, deletes their sessions and waits for it.
+func (h *agentHub) close() {
+	h.cancel()
+	h.wg.Wait()
+}
+
+func (h *agentHub) get(sessionID string) *agentConn {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.conns[sessionID]
+}
+
+// end closes the sockets of sessions whose rows are gone (a deleted credential), if this
+// replica holds them; other replicas notice at their next heartbeat.
+func (h *agentHub) end(sessionIDs []string) {
+	for _, id := range sessionIDs {
+		if a := h.get(id); a != nil {
+			a.close(websocket.StatusPolicyViolation, "the session's credential was deleted")
+		}
+	}
+}
+
+// agentConn is one connected agent.
+type agentConn struct {
+	hub          *agentHub
+	ws           *websocket.Conn
+	log          *zap.Logger
+	sessionID    string
+	accountID    string
+	credentialID string
+	region       string
+	metadata     string
+	lastHeard    atomic.Int64 // Unix ns of the last message from the agent
+	done         chan struct{}
+	closeOnce    sync.Once
+
+	mu      sync.Mutex
+	pending map[string]chan agentproto.Message // command ID -> its answer
+}
+
+// agentConnect serves GET /agent/connect: it authenticates the credential token, upgrades
+// to a WebSocket and runs the session until the socket closes.
+func (s *Server) agentConnect(w http.ResponseWriter, r *http.Request) {
+	c := callOf(r)
+	cred, err := s.agentCredential(c)
+	if err != nil {
+		c.writeError(err)
+		return
+	}
+	if !slices.Contains(websocketProtocols(r), agentproto.Subprotocol) {
+		c.writeError(withDetail(badRequest("ERR_215", "The agent must speak the WebSocket subprotocol %s.", agentproto.Subprotocol), "param", "Sec-WebSocket-Protocol"))
+		return
+	}
+	h := s.agents
+	h.wg.Add(1)
+	defer h.wg.Done()
+	if h.ctx.Err() != nil {
+		c.writeError(apiErr(http.StatusServiceUnavailable, "", "The server is shutting down."))
+		return
+	}
+	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{agentproto.Subprotocol}})
+	if err != nil {
+		return // Accept answered the request
+	}
+	ws.SetReadLimit(1 << 20)
+	a := &agentConn{
+		hub: h, ws: ws, credentialID: cred.ID, accountID: cred.AccountID,
+		log:  c.log.With(zap.String("account_id", cred.AccountID), zap.String("credential_id", cred.ID)),
+		done: make(chan struct{}), pending: map[string]chan agentproto.Message{},
+	}
+	a.run(clientIP(r, s.opts.TrustedProxies).String())
+}
+
+// websocketProtocols lists the subprotocols a handshake offers.
+func websocketProtocols(r *http.Request) []string {
+	var out []string
+	for _, v := range r.Header.Values("Sec-WebSocket-Protocol") {
+		for _, p := range strings.Split(v, ",") {
+			out = append(out, strings.TrimSpace(p))
+		}
+	}
+	return out
+}
+
+// agentCredential resolves the Authorization header of an agent to its tunnel credential,
+// with the 403 codes of the API (details.md §5.3).
+func (s *Server) agentCredential(c *call) (*store.Object, error) {
+	header, err := authorizationHeader(c.r)
+	if err != nil {
+		return nil, err
+	}
+	if header == "" {
+		return nil, forbidden("ERR_200", "The Authorization header is missing. Send 'Authorization: Bearer <tunnel credential token>'.")
+	}
+	scheme, token, ok := strings.Cut(header, " ")
+	token = strings.TrimSpace(token)
+	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
+		return nil, forbidden("ERR_201", "The Authorization header could not be parsed; expected 'Bearer <tunnel credential token>'.")
+	}
+	body, _, ok := ids.SplitToken(token)
+	if !ok {
+		// Never echoed: a mistyped token is still a secret.
+		return nil, forbidden("ERR_202", "The credential does not look like a tunnel credential token (FIRSTPART_SECONDPART).")
+	}
+	var cred *store.Object
+	err = s.opts.Store.Read(c.r.Context(), func(tx store.Tx) error {
+		o, err := tx.Get(c.r.Context(), kindCredential, ids.Credential+body)
+		if isNotFound(err) {
+			return forbidden("ERR_203", "The tunnel credential token is not valid: it is unknown or was revoked.")
+		}
+		if err != nil {
+			return err
+		}
+		var secret tokenSecret
+		if err := json.Unmarshal(o.Secret, &secret); err != nil {
+			return err
+		}
+		if !ids.TokenMatches(token, secret.TokenHash) {
+			return forbidden("ERR_203", "The tunnel credential token is not valid: it is unknown or was revoked.")
+		}
+		cred = o
+		return nil
+	})
+	return cred, err
+}
+
+// run is the session: Hello, Welcome, then messages until the socket closes, the agent
+// falls silent or the session row disappears. Its rows are deleted on the way out.
+func (a *agentConn) run(ip string) {
+	h := a.hub
+	defer a.ws.CloseNow()
+	a.lastHeard.Store(time.Now().UnixNano())
+	helloCtx, cancel := context.WithTimeout(h.ctx, 3*h.s.opts.Agents.Heartbeat)
+	hello, err := a.read(helloCtx)
+	cancel()
+	if err != nil {
+		return
+	}
+	if hello.Type != agentproto.TypeHello {
+		a.fail(hello.ID, "ERR_215", "The first message must be "+agentproto.TypeHello+".")
+		return
+	}
+	if err := a.start(hello, ip); err != nil {
+		code, msg := "ERR_215", "The session could not be started."
+		var ae *api.Error
+		var v *rules.Violation
+		switch {
+		case errors.As(err, &ae):
+			code, msg = ae.ErrorCode, ae.Msg
+		case errors.As(err, &v):
+			code, msg = v.Code, v.Msg
+		default:
+			a.log.Error("agent session start", zap.Error(err))
+		}
+		a.fail(hello.ID, code, msg)
+		return
+	}
+	h.mu.Lock()
+	h.conns[a.sessionID] = a
+	h.mu.Unlock()
+	a.log = a.log.With(zap.String("session_id", a.sessionID))
+	a.log.Info("agent connected", zap.String("ip", ip), zap.String("agent_version", hello.AgentVersion))
+	defer a.finish()
+
+	if err := a.send(agentproto.Message{Type: agentproto.TypeWelcome, ID: hello.ID, SessionID: a.sessionID, HeartbeatSeconds: heartbeatSeconds(h.s.opts.Agents.Heartbeat)}); err != nil {
+		return
+	}
+	go a.keepAlive()
+	for {
+		m, err := a.read(h.ctx)
+		if err != nil {
+			return
+		}
+		a.handle(m)
+	}
+}
+
+// heartbeatSeconds rounds an interval up to whole seconds, at least one.
+func heartbeatSeconds(d time.Duration) int {
+	return max(1, int((d+time.Second-1)/time.Second))
+}
+
+// finish unregisters the connection and deletes its session, tunnels and endpoints.
+func (a *agentConn) finish() {
+	a.closeOnce.Do(func() { close(a.done) })
+	h := a.hub
+	h.mu.Lock()
+	delete(h.conns, a.sessionID)
+	h.mu.Unlock()
+	// The hub's context may be cancelled (shutdown): the rows must go all the same.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var delivering bool
+	err := h.s.opts.Store.Write(ctx, func(tx store.Tx) (err error) {
+		delivering, err = h.s.endSession(ctx, tx, a.sessionID)
+		return err
+	})
+	if err != nil {
+		a.log.Error("agent session cleanup", zap.Error(err))
+	}
+	h.s.wakeDelivery(delivering)
+	a.log.Info("agent disconnected")
+}
+
+// read reads one message; any message proves the agent alive.
+func (a *agentConn) read(ctx context.Context) (agentproto.Message, error) {
+	var m agentproto.Message
+	typ, data, err := a.ws.Read(ctx)
+	if err != nil {
+		return m, err
+	}
+	a.lastHeard.Store(time.Now().UnixNano())
+	if typ != websocket.MessageText || json.Unmarshal(data, &m) != nil {
+		a.fail("", "ERR_213", "A message must be one JSON object in a text frame.")
+		return m, errors.New("agent sent a malformed message")
+	}
+	return m, nil
+}
+
+// send writes one message, bounded by a heartbeat interval.
+func (a *agentConn) send(m agentproto.Message) error {
+	data, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(a.hub.ctx, a.hub.s.opts.Agents.Heartbeat)
+	defer cancel()
+	return a.ws.Write(ctx, websocket.MessageText, data)
+}
+
+// fail sends an Error that ends the connection, then closes it.
+func (a *agentConn) fail(id, code, msg string) {
+	_ = a.send(agentproto.Message{Type: agentproto.TypeError, ID: id, ErrorCode: code, Error: msg})
+	a.close(websocket.StatusPolicyViolation, msg)
+}
+
+// close closes the socket with a status; the read loop then ends and cleans up.
+func (a *agentConn) close(code websocket.StatusCode, reason string) {
+	go func() { _ = a.ws.Close(code, rules.Clip(reason)) }()
+}
+
+// handle answers one message of a running session.
+func (a *agentConn) handle(m agentproto.Message) {
+	switch m.Type {
+	case agentproto.TypeHeartbeat:
+		_ = a.send(agentproto.Message{Type: agentproto.TypeHeartbeatAck, ID: m.ID})
+	case agentproto.TypeHeartbeatAck:
+	case agentproto.TypeBind:
+		answer, err := a.bind(m)
+		if err != nil {
+			answer = a.errorMessage(m.ID, err)
+		}
+		_ = a.send(answer)
+	case agentproto.TypeUnbind:
+		if err := a.unbind(m); err != nil {
+			_ = a.send(a.errorMessage(m.ID, err))
+		}
+	case agentproto.TypeCommandResult:
+		a.mu.Lock()
+		ch := a.pending[m.ID]
+		delete(a.pending, m.ID)
+		a.mu.Unlock()
+		if ch != nil {
+			ch <- m
+		}
+	default:
+		_ = a.send(agentproto.Message{Type: agentproto.TypeError, ID: m.ID, ErrorCode: "ERR_215", Error: "Unknown message type " + rules.Quote(m.Type) + "."})
+	}
+}
+
+// errorMessage turns a refusal into the protocol's Error; unexpected errors are logged and
+// sent without detail.
+func (a *agentConn) errorMessage(id string, err error) agentproto.Message {
+	m := agentproto.Message{Type: agentproto.TypeError, ID: id}
+	var ae *api.Error
+	var v *rules.Violation
+	switch {
+	case errors.As(err, &ae):
+		m.ErrorCode, m.Error = ae.ErrorCode, ae.Msg
+	case errors.As(err, &v):
+		m.ErrorCode, m.Error = v.Code, v.Msg
+	default:
+		a.log.Error("agent request", zap.Error(err))
+		m.Error = "internal server error"
+	}
+	return m
+}
+
+// keepAlive sends a heartbeat every interval, closes the socket after three silent
+// intervals, and closes it when the session row is gone (its credential was deleted, maybe
+// through another replica).
+func (a *agentConn) keepAlive() {
+	h := a.hub
+	every := h.s.opts.Agents.Heartbeat
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-a.done:
+			return
+		case <-h.ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if time.Since(time.Unix(0, a.lastHeard.Load())) > 3*every {
+			a.log.Info("agent silent for three heartbeat intervals")
+			a.close(websocket.StatusGoingAway, "no heartbeat")
+			return
+		}
+		var gone bool
+		err := h.s.opts.Store.Read(h.ctx, func(tx store.Tx) error {
+			_, err := tx.Get(h.ctx, kindTunnelSession, a.sessionID)
+			gone = isNotFound(err)
+			if gone {
+				return nil
+			}
+			return err
+		})
+		if err == nil && gone {
+			a.close(websocket.StatusPolicyViolation, "the session was ended")
+			return
+		}
+		_ = a.send(agentproto.Message{Type: agentproto.TypeHeartbeat, ID: ids.New("")})
+	}
+}
+
+// start stores the session named by Hello, with its start event, in one transaction; the
+// credential must still exist.
+func (a *agentConn) start(hello agentproto.Message, ip string) error {
+	s := a.hub.s
+	region := hello.Region
+	if region == "" {
+		region = rules.DefaultAddrRegion
+	}
+	if err := rules.DomainRegion(region); err != nil {
+		return err
+	}
+	if err := rules.DescriptionMetadata(rules.CredentialText, nil, &hello.Metadata); err != nil {
+		return err
+	}
+	a.region, a.metadata = region, hello.Metadata
+	sess := api.TunnelSession{
+		ID: ids.New(ids.TunnelSession), AgentVersion: hello.AgentVersion, Credential: api.Ref{ID: a.credentialID},
+		IP: ip, Metadata: hello.Metadata, OS: hello.OS, Region: region,
+		StartedAt: api.FormatTime(s.opts.Now()), Transport: transport,
+	}
+	doc, err := json.Marshal(sess)
+	if err != nil {
+		return err
+	}
+	secret, _ := json.Marshal(sessionSecret{Replica: a.hub.replica})
+	ctx := a.hub.ctx
+	var delivering bool
+	err = s.opts.Store.Write(ctx, func(tx store.Tx) error {
+		if _, err := tx.Get(ctx, kindCredential, a.credentialID); isNotFound(err) {
+			return forbidden("ERR_203", "The tunnel credential was revoked.")
+		} else if err != nil {
+			return err
+		}
+		err := tx.Insert(ctx, &store.Object{Kind: kindTunnelSession, ID: sess.ID, AccountID: a.accountID, Doc: doc, Secret: secret, Refs: []string{a.credentialID}})
+		if err != nil {
+			return err
+		}
+		delivering, err = s.addEvent(ctx, tx, a.accountID, "agent_session_start.v0", nil, s.renderSession(sess))
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	a.sessionID = sess.ID
+	s.wakeDelivery(delivering)
+	return nil
+}
+
+// endSession deletes a session, its tunnels and their endpoints and writes its stop event,
+// in tx. A session already gone is no error (its credential's deletion removed it).
+func (s *Server) endSession(ctx context.Context, tx store.Tx, sessionID string) (delivering bool, err error) {
+	o, err := tx.Get(ctx, kindTunnelSession, sessionID)
+	if isNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	tunnels, err := tx.Referrers(ctx, sessionID)
+	if err != nil {
+		return false, err
+	}
+	for _, t := range tunnels {
+		if err := deleteTunnel(ctx, tx, t.ID); err != nil {
+			return false, err
+		}
+	}
+	if err := tx.Delete(ctx, kindTunnelSession, sessionID); err != nil {
+		return false, err
+	}
+	var sess api.TunnelSession
+	if err := json.Unmarshal(o.Doc, &sess); err != nil {
+		return false, err
+	}
+	return s.addEvent(ctx, tx, o.AccountID, "agent_session_stop.v0", nil, s.renderSession(sess))
+}
+
+// deleteTunnel deletes a tunnel and its endpoint (the endpoint refers to the tunnel).
+func deleteTunnel(ctx context.Context, tx store.Tx, tunnelID string) error {
+	endpoints, err := tx.Referrers(ctx, tunnelID)
+	if err != nil {
+		return err
+	}
+	for _, e := range endpoints {
+		if err := tx.Delete(ctx, e.Kind, e.ID); err != nil {
+			return err
+		}
+	}
+	return tx.Delete(ctx, kindTunnel, tunnelID)
+}
+
+// endCredentialSessions deletes the sessions started with a credential that is being
+// deleted, in the credential's transaction; their sockets are closed once it commits.
+func (c *call) endCredentialSessions(tx store.Tx, credentialID string) error {
+	referrers, err := tx.Referrers(c.r.Context(), credentialID)
+	if err != nil {
+		return err
+	}
+	for _, o := range referrers {
+		if o.Kind != kindTunnelSession {
+			continue
+		}
+		delivering, err := c.s.endSession(c.r.Context(), tx, o.ID)
+		if err != nil {
+			return err
+		}
+		c.delivering = c.delivering || delivering
+		if !slices.Contains(c.endedSessions, o.ID) {
+			c.endedSessions = append(c.endedSessions, o.ID)
+		}
+	}
+	return nil
+}
+
+// wakeDelivery wakes the delivery worker after a committed transaction wrote deliveries.
+func (s *Server) wakeDelivery(delivering bool) {
+	if delivering && s.deliverer != nil {
+		s.deliverer.notify()
+	}
+}
