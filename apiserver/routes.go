@@ -29,7 +29,7 @@ var families = []routed{
 	ipPolicies, ipPolicyRules, ipRestrictions,
 	failoverBackends, httpResponseBackends, staticBackends, tunnelGroupBackends, weightedBackends,
 	httpsEdges, tcpEdges, tlsEdges, httpsEdgeRoutes,
-	eventDestinations, eventSubscriptions,
+	eventDestinations, eventSubscriptions, orchestratorOperators,
 }
 
 // routes is the one route table of the server (testdata/routes.txt lists it). Each family

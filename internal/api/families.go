@@ -62,6 +62,7 @@ var (
 	TLSEdges               = &Family{Path: "/edges/tls", Member: "tls_edges", Prefix: ids.TLSEdge}
 	EventDestinations      = &Family{Path: "/event_destinations", Member: "event_destinations", Prefix: ids.EventDestination, Event: "event_destination"}
 	EventSubscriptions     = &Family{Path: "/event_subscriptions", Member: "event_subscriptions", Prefix: ids.EventSubscription, Event: "event_subscription"}
+	OrchestratorOperators  = &Family{Path: "/orchestrator_operators", Member: "operators", Prefix: ids.OrchestratorOperator}
 	// HTTPSEdgeRoutes are listed only inside their edge's routes member.
 	HTTPSEdgeRoutes = func() *Family {
 		f := nested(HTTPSEdges, "edge_id", "/routes", "routes", ids.HTTPSEdgeRoute)
@@ -77,5 +78,5 @@ var Families = []*Family{
 	IPPolicies, IPPolicyRules, IPRestrictions,
 	FailoverBackends, HTTPResponseBackends, StaticBackends, TunnelGroupBackends, WeightedBackends,
 	HTTPSEdges, TCPEdges, TLSEdges, HTTPSEdgeRoutes,
-	EventDestinations, EventSubscriptions,
+	EventDestinations, EventSubscriptions, OrchestratorOperators,
 }

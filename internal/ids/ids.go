@@ -41,13 +41,17 @@ const (
 	HTTPSEdgeRoute          = "edghtsrt_"
 	EventDestination        = "ed_"
 	EventSubscription       = "esb_"
-	Event                   = "ev_"
-	EventDelivery           = "evd_" // not in §11: deliveries are Warren's own (/_admin/deliveries)
-	ServiceUser             = "service_"
-	BotUser                 = "bot_"
-	User                    = "usr_"
-	Account                 = "ac_"
-	Operation               = "op_"
+	Endpoint                = "ep_"
+	// OrchestratorOperator is a neutral prefix: the public one is orchestrator-branded (§11).
+	OrchestratorOperator = "orop_"
+	OperatorCA           = "opca_" // not in §11: the per-account CA that signs operator CSRs
+	Event                = "ev_"
+	EventDelivery        = "evd_" // not in §11: deliveries are Warren's own (/_admin/deliveries)
+	ServiceUser          = "service_"
+	BotUser              = "bot_"
+	User                 = "usr_"
+	Account              = "ac_"
+	Operation            = "op_"
 )
 
 // BodyLen is the length of the KSUID body that follows a prefix.
