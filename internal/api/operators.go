@@ -57,7 +57,7 @@ type OrchestratorOperatorCreate struct {
 type OrchestratorOperatorUpdate struct {
 	Description     *string                  `json:"description,omitempty"`
 	Metadata        *string                  `json:"metadata,omitempty"`
-	EnabledFeatures []string                 `json:"enabled_features,omitempty"`
+	EnabledFeatures []string                 `json:"enabled_features"` // [] clears, null keeps
 	Region          *string                  `json:"region,omitempty"`
 	Deployment      *OperatorDeploymentInput `json:"deployment,omitempty"`
 	Binding         *OperatorBindingInput    `json:"binding,omitempty"`
@@ -74,7 +74,7 @@ type OperatorDeploymentInput struct {
 // OperatorBindingInput is the binding of a request. EndpointSelectors replaces the stored
 // list when given ([] clears it); a CSR has a new certificate issued.
 type OperatorBindingInput struct {
-	EndpointSelectors []string `json:"endpoint_selectors,omitempty"`
+	EndpointSelectors []string `json:"endpoint_selectors"` // [] clears, null keeps
 	CSR               *string  `json:"csr,omitempty"`
 	IngressEndpoint   *string  `json:"ingress_endpoint,omitempty"`
 }
