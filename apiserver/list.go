@@ -26,6 +26,8 @@ type listQuery struct {
 	filter    *filter.Program
 	rawFilter string
 	extra     url.Values // the values of the extra parameters the caller allowed
+	// match, when set, narrows the list beside the filter (an operator's bound endpoints).
+	match func(*store.Object) (bool, error)
 }
 
 // parseListQuery validates the query string of a list (details.md §3.1): only before_id,
@@ -86,7 +88,7 @@ func (c *call) parseListQuery(prefix string, fields filter.Fields, extra ...stri
 func (q listQuery) page(c *call, tx store.Tx, sq store.ListQuery) (items []*store.Object, more bool, err error) {
 	sq.BeforeID = q.beforeID
 	batch := q.limit + 1
-	if q.filter != nil {
+	if q.filter != nil || q.match != nil {
 		batch = max(batch, 200)
 	}
 	for {
@@ -116,6 +118,11 @@ func (q listQuery) page(c *call, tx store.Tx, sq store.ListQuery) (items []*stor
 }
 
 func (q listQuery) matches(o *store.Object) (bool, error) {
+	if q.match != nil {
+		if ok, err := q.match(o); !ok || err != nil {
+			return false, err
+		}
+	}
 	if q.filter == nil {
 		return true, nil
 	}

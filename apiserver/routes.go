@@ -30,7 +30,7 @@ var families = []routed{
 	ipPolicies, ipPolicyRules, ipRestrictions,
 	failoverBackends, httpResponseBackends, staticBackends, tunnelGroupBackends, weightedBackends,
 	httpsEdges, tcpEdges, tlsEdges, httpsEdgeRoutes,
-	eventDestinations, eventSubscriptions,
+	eventDestinations, eventSubscriptions, orchestratorOperators,
 	tunnelSessions, tunnels, endpoints,
 }
 

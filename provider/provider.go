@@ -182,6 +182,7 @@ func (p *warrenProvider) Resources(context.Context) []func() resource.Resource {
 		NewTLSEdgeResource,
 		NewEventDestinationResource,
 		NewEventSubscriptionResource,
+		NewOrchestratorOperatorResource,
 	}
 }
 
@@ -210,6 +211,7 @@ func (p *warrenProvider) DataSources(context.Context) []func() datasource.DataSo
 		tlsEdgeDataSources.object, tlsEdgeDataSources.all,
 		eventDestinationDataSources.object, eventDestinationDataSources.all,
 		eventSubscriptionDataSources.object, eventSubscriptionDataSources.all,
+		orchestratorOperatorDataSources.object, orchestratorOperatorDataSources.all,
 	}
 }
 

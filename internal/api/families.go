@@ -62,6 +62,7 @@ var (
 	TLSEdges               = &Family{Path: "/edges/tls", Member: "tls_edges", Prefix: ids.TLSEdge}
 	EventDestinations      = &Family{Path: "/event_destinations", Member: "event_destinations", Prefix: ids.EventDestination, Event: "event_destination"}
 	EventSubscriptions     = &Family{Path: "/event_subscriptions", Member: "event_subscriptions", Prefix: ids.EventSubscription, Event: "event_subscription"}
+	OrchestratorOperators  = &Family{Path: "/orchestrator_operators", Member: "operators", Prefix: ids.OrchestratorOperator}
 	// Agents create these three by connecting; the API only reads them (details.md §6.12).
 	TunnelSessions = &Family{Path: "/tunnel_sessions", Member: "tunnel_sessions", Prefix: ids.TunnelSession}
 	Tunnels        = &Family{Path: "/tunnels", Member: "tunnels", Prefix: ids.Tunnel}
@@ -81,6 +82,6 @@ var Families = []*Family{
 	IPPolicies, IPPolicyRules, IPRestrictions,
 	FailoverBackends, HTTPResponseBackends, StaticBackends, TunnelGroupBackends, WeightedBackends,
 	HTTPSEdges, TCPEdges, TLSEdges, HTTPSEdgeRoutes,
-	EventDestinations, EventSubscriptions,
+	EventDestinations, EventSubscriptions, OrchestratorOperators,
 	TunnelSessions, Tunnels, Endpoints,
 }

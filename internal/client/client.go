@@ -62,9 +62,10 @@ type Client struct {
 	TLSEdges                  *Collection[api.TLSEdge, api.TLSEdgeCreate, api.TLSEdgeCreate]
 	// HTTPSEdgeRoutes live under an edge: HTTPSEdgeRoutes.Under(edgeID). They have no list
 	// of their own; an edge's routes member lists them.
-	HTTPSEdgeRoutes    *Nested[api.HTTPSEdgeRoute, api.HTTPSEdgeRouteCreate, api.HTTPSEdgeRouteCreate]
-	EventDestinations  *Collection[api.EventDestination, api.EventDestinationCreate, api.EventDestinationUpdate]
-	EventSubscriptions *Collection[api.EventSubscription, api.EventSubscriptionCreate, api.EventSubscriptionUpdate]
+	HTTPSEdgeRoutes       *Nested[api.HTTPSEdgeRoute, api.HTTPSEdgeRouteCreate, api.HTTPSEdgeRouteCreate]
+	EventDestinations     *Collection[api.EventDestination, api.EventDestinationCreate, api.EventDestinationUpdate]
+	EventSubscriptions    *Collection[api.EventSubscription, api.EventSubscriptionCreate, api.EventSubscriptionUpdate]
+	OrchestratorOperators *Collection[api.OrchestratorOperator, api.OrchestratorOperatorCreate, api.OrchestratorOperatorUpdate]
 }
 
 // New returns a client for cfg.
@@ -108,6 +109,7 @@ func New(cfg Config) *Client {
 	c.TLSEdges = collection[api.TLSEdge, api.TLSEdgeCreate, api.TLSEdgeCreate](c, api.TLSEdges)
 	c.EventDestinations = collection[api.EventDestination, api.EventDestinationCreate, api.EventDestinationUpdate](c, api.EventDestinations)
 	c.EventSubscriptions = collection[api.EventSubscription, api.EventSubscriptionCreate, api.EventSubscriptionUpdate](c, api.EventSubscriptions)
+	c.OrchestratorOperators = collection[api.OrchestratorOperator, api.OrchestratorOperatorCreate, api.OrchestratorOperatorUpdate](c, api.OrchestratorOperators)
 	c.HTTPSEdgeRoutes = &Nested[api.HTTPSEdgeRoute, api.HTTPSEdgeRouteCreate, api.HTTPSEdgeRouteCreate]{c: c, family: api.HTTPSEdgeRoutes}
 	return c
 }

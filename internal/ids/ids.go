@@ -52,6 +52,9 @@ const (
 	Tunnel                  = "tn_"
 	Endpoint                = "ep_"
 	AgentCommand            = "agcmd_" // not in §11: a session command on its way between replicas
+	// OrchestratorOperator is a neutral prefix: the public one is orchestrator-branded (§11).
+	OrchestratorOperator = "orop_"
+	OperatorCA           = "opca_" // not in §11: the per-account CA that signs operator CSRs
 )
 
 // BodyLen is the length of the KSUID body that follows a prefix.

@@ -1,0 +1,1 @@
+data "warren_orchestrator_operators" "all" {}

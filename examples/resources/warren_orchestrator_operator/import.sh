@@ -1,0 +1,1 @@
+terraform import warren_orchestrator_operator.ingress orop_2Ajx5GWqUPMFdbJPdrVk8pOL6Ue
