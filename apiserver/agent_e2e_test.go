@@ -1,0 +1,100 @@
+package apiserver_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/warrenhq/terraform-provider-warren/internal/agentclient"
+)
+
+// These tests run the real agent (internal/agentclient, what warren-agent runs) against the
+// real server.
+
+// startAgent runs an agent until the test ends and waits until its binds are answered.
+func startAgent(t *testing.T, c *tc, token string, tunnels ...agentclient.TunnelConfig) (*agentclient.Client, chan error) {
+	t.Helper()
+	agent, err := agentclient.New(agentclient.Config{ServerURL: c.srv.URL, Authtoken: token, AgentVersion: "1.2.3", Region: "eu", Metadata: "e2e", Tunnels: tunnels})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- agent.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	waitState(t, agent, "the agent is ready", func(s agentclient.State) bool { return s.Ready })
+	return agent, done
+}
+
+func waitState(t *testing.T, agent *agentclient.Client, what string, cond func(agentclient.State) bool) agentclient.State {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // bounds a hung test
+	defer cancel()
+	s, err := agent.Wait(ctx, cond)
+	if err != nil {
+		t.Fatalf("waiting until %s: %v", what, err)
+	}
+	return s
+}
+
+func TestAgentClientEndToEnd(t *testing.T) {
+	c := newTC(t)
+	c.ok(201, "POST", "/reserved_domains", map[string]any{"domain": "app.example.com"})
+	group := c.ok(201, "POST", "/backends/tunnel_group", map[string]any{"labels": map[string]any{"env": "prod"}})
+	credID, token := c.credential("bind:app.example.com", "bind:env=*")
+	agent, done := startAgent(t, c, token,
+		agentclient.TunnelConfig{Proto: "https", Hostname: "app.example.com", ForwardsTo: "http://localhost:8080"},
+		agentclient.TunnelConfig{Proto: "http", Labels: map[string]string{"env": "prod"}, ForwardsTo: "http://localhost:9090"})
+
+	first := agent.SessionID()
+	session := c.ok(200, "GET", "/tunnel_sessions/"+first, nil)
+	equal(t, "session", []any{session["agent_version"], session["region"], session["metadata"], session["credential"].(map[string]any)["id"], session["ip"]},
+		[]any{"1.2.3", "eu", "e2e", credID, "127.0.0.1"})
+	tunnels := agent.Tunnels()
+	equal(t, "url", tunnels[0].URL, "https://app.example.com")
+	equal(t, "tunnels listed", len(c.listIDs("/tunnels")), 2)
+	members := c.ok(200, "GET", "/backends/tunnel_group/"+str(group["id"]), nil)["tunnels"].([]any)
+	equal(t, "the group lists the labeled tunnel", str(members[0].(map[string]any)["id"]), tunnels[1].ID)
+
+	// update: this agent has no update channel, and says so.
+	c.fails(400, "ERR_809", "POST", "/tunnel_sessions/"+first+"/update", map[string]any{})
+	// restart: the agent comes back with a new session, and the old one is gone.
+	c.ok(204, "POST", "/tunnel_sessions/"+first+"/restart", map[string]any{})
+	s := waitState(t, agent, "a new session", func(s agentclient.State) bool { return s.Ready && s.SessionID != first })
+	waitUntil(t, "the old session gone", func() bool { return c.req("GET", "/tunnel_sessions/"+first, nil).status == 404 })
+	equal(t, "one session listed", c.listIDs("/tunnel_sessions"), []string{s.SessionID})
+	// stop: the agent exits cleanly and its session and tunnels go.
+	c.ok(204, "POST", "/tunnel_sessions/"+s.SessionID+"/stop", map[string]any{})
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run after stop: %v", err)
+		}
+		done <- nil // for the cleanup
+	case <-time.After(time.Minute):
+		t.Fatal("the agent did not exit on stop")
+	}
+	waitUntil(t, "sessions and tunnels gone", func() bool {
+		return len(c.listIDs("/tunnel_sessions")) == 0 && len(c.listIDs("/tunnels")) == 0
+	})
+}
+
+func TestAgentClientRefused(t *testing.T) {
+	c := newTC(t)
+	c.ok(201, "POST", "/reserved_domains", map[string]any{"domain": "app.example.com"})
+	_, token := c.credential("bind:other.example.com")
+	agent, err := agentclient.New(agentclient.Config{ServerURL: c.srv.URL, Authtoken: token, Tunnels: []agentclient.TunnelConfig{{Proto: "https", Hostname: "app.example.com", ForwardsTo: "http://localhost:8080"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bindErr *agentclient.BindError
+	if err := agent.Run(t.Context()); !errors.As(err, &bindErr) {
+		t.Fatalf("Run with a bind the ACL refuses: %v", err)
+	}
+	bad, _ := agentclient.New(agentclient.Config{ServerURL: c.srv.URL, Authtoken: "2Ajx5GWqUPMFdbJPdrVk8pOL6Ue_3dfF2DxqpJEwhnxVpuGYK", Tunnels: []agentclient.TunnelConfig{{Proto: "https", Hostname: "app.example.com", ForwardsTo: "http://localhost:8080"}}})
+	var refused *agentclient.RefusedError
+	if err := bad.Run(t.Context()); !errors.As(err, &refused) {
+		t.Fatalf("Run with an unknown token: %v", err)
+	}
+}
