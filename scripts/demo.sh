@@ -10,8 +10,13 @@ port=${WARREN_DEMO_PORT:-18080}
 sink_port=$((port + 1))
 server_pid=""
 sink_pid=""
+agent_pid=""
 
 cleanup() {
+  if [ -n "$agent_pid" ]; then
+    kill "$agent_pid" 2>/dev/null || true
+    wait "$agent_pid" 2>/dev/null || true
+  fi
   if [ -n "$sink_pid" ]; then
     kill "$sink_pid" 2>/dev/null || true
     wait "$sink_pid" 2>/dev/null || true
@@ -75,6 +80,26 @@ if ! grep -q '"event_subscription_created.v0"' "$work/events.jsonl"; then
 fi
 grep -o '"event_type":"[^"]*"' "$work/events.jsonl"
 
+api() { curl -fsS -H "Authorization: Bearer $token" -H "Service-Version: 2" -H "Content-Type: application/json" "$@"; }
+
+step "Starting warren-agent with the quickstart's authtoken, in the shop's tunnel group (app=shop)"
+WARREN_AGENT_AUTHTOKEN=$(terraform output -raw agent_authtoken) "$bin/warren-agent" \
+  --server "http://127.0.0.1:$port" --label app=shop --forwards-to http://localhost:3000 2>"$work/agent.log" &
+agent_pid=$!
+for _ in $(seq 1 100); do
+  api "http://127.0.0.1:$port/tunnels" | grep -q '"tn_' && break
+  sleep 0.1
+done
+if ! api "http://127.0.0.1:$port/tunnels" | grep -q '"tn_'; then
+  cat "$work/agent.log" >&2
+  echo "demo: the agent's tunnel did not appear" >&2
+  exit 1
+fi
+api "http://127.0.0.1:$port/tunnel_sessions" | grep -o '"id":"ts_[^"]*"' | head -1
+terraform apply -refresh-only -auto-approve -input=false -no-color >/dev/null
+echo "The tunnel group lists the agent's tunnel:"
+terraform output -no-color shop_tunnels
+
 step "terraform plan after apply: expecting no changes"
 set +e
 terraform plan -detailed-exitcode -input=false -no-color >"$work/plan.txt" 2>&1
@@ -86,6 +111,13 @@ if [ "$code" -ne 0 ]; then
   exit 1
 fi
 grep -E 'No changes' "$work/plan.txt"
+
+step "Stopping the agent through the API (POST /tunnel_sessions/{id}/stop)"
+session=$(api "http://127.0.0.1:$port/tunnel_sessions" | grep -o '"id":"ts_[^"]*"' | head -1 | cut -d'"' -f4)
+api -X POST -d '{}' "http://127.0.0.1:$port/tunnel_sessions/$session/stop"
+wait "$agent_pid"
+echo "warren-agent exited with status $?"
+agent_pid=""
 
 step "terraform destroy"
 terraform destroy -auto-approve -input=false -no-color

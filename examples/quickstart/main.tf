@@ -21,10 +21,11 @@ resource "warren_api_key" "ci" {
   owner_id    = warren_service_user.ci.id
 }
 
-# An authtoken for agents that may only bind hosts under example.com.
+# An authtoken for agents that may only bind hosts under example.com, or join the shop's
+# tunnel group (label app=shop). `make demo` starts a warren-agent with it.
 resource "warren_tunnel_credential" "agents" {
   description = "edge agents"
-  acl         = ["bind:*.example.com"]
+  acl         = ["bind:*.example.com", "bind:app=shop"]
 }
 
 # An SSH key that may start tunnel sessions.
@@ -78,7 +79,8 @@ resource "warren_ip_restriction" "api" {
 }
 
 # Traffic for the shop: 90% to the agents labelled app=shop, 10% to the legacy server, and a
-# maintenance page when neither answers.
+# maintenance page when neither answers. The group's tunnels are the connected agents' tunnels
+# with its labels (warren-agent --label app=shop).
 resource "warren_tunnel_group_backend" "agents" {
   labels = { app = "shop" }
 }

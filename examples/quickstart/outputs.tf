@@ -45,3 +45,14 @@ output "https_edge_routes" {
 output "event_subscription_id" {
   value = warren_event_subscription.audit.id
 }
+
+# The authtoken agents connect with: terraform output -raw agent_authtoken
+output "agent_authtoken" {
+  value     = warren_tunnel_credential.agents.token
+  sensitive = true
+}
+
+# The tunnels of connected agents labelled app=shop (after a refresh).
+output "shop_tunnels" {
+  value = warren_tunnel_group_backend.agents.tunnels
+}
