@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/agentclient"
+	"github.com/warrenhq/terraform-provider-warren/internal/cliflags"
 	"github.com/warrenhq/terraform-provider-warren/internal/zaplog"
 )
 
@@ -82,7 +83,7 @@ func run(ctx context.Context, args []string, env func(string) (string, bool), st
 	case errors.Is(err, flag.ErrHelp):
 		printUsage(stdout)
 		return exitOK
-	case errors.Is(err, errUsage):
+	case errors.Is(err, cliflags.ErrUsage):
 		fmt.Fprintln(stderr)
 		printUsage(stderr) // after the line saying what is wrong
 		return exitUsage
@@ -115,7 +116,7 @@ func run(ctx context.Context, args []string, env func(string) (string, bool), st
 }
 
 func printUsage(w io.Writer) {
-	fs, _, _ := newFlagSet()
+	fs, _ := newFlagSet()
 	fs.SetOutput(w)
 	fmt.Fprint(w, usage)
 	fs.PrintDefaults()
@@ -163,73 +164,36 @@ func (l *labelsFlag) Set(s string) error {
 	return nil
 }
 
-// errUsage: the command line is wrong, and parseFlags (or the flag package) said why.
-var errUsage = errors.New("usage")
-
-// newFlagSet defines the flags into a config; envOf maps a flag to its environment variable.
-func newFlagSet() (fs *flag.FlagSet, cfg *config, envOf map[string]string) {
+// newFlagSet defines the flags into a config.
+func newFlagSet() (fs *cliflags.Set, cfg *config) {
 	cfg = &config{}
-	fs = flag.NewFlagSet("warren-agent", flag.ContinueOnError)
-	fs.Usage = func() {} // run prints the usage where it belongs (stdout for -h)
-	envOf = map[string]string{}
-	str := func(p *string, name, env, def, help string) {
-		envOf[name] = env
-		fs.StringVar(p, name, def, help+" ["+env+"]")
-	}
+	fs = cliflags.New("warren-agent")
+	str := fs.String
 	str(&cfg.server, "server", "WARREN_AGENT_SERVER", "", "base URL of the Warren server, e.g. https://warren.example.com (required)")
 	str(&cfg.authtoken, "authtoken", "WARREN_AGENT_AUTHTOKEN", "", "token of a tunnel credential (required; never logged)")
 	str(&cfg.forwardsTo, "forwards-to", "WARREN_AGENT_FORWARDS_TO", "", "the local service the tunnels name, a URL (http://localhost:8080) or host:port (required)")
 	str(&cfg.hostname, "hostname", "WARREN_AGENT_HOSTNAME", "", "bind a tunnel on this reserved domain (proto http, https or tls)")
 	str(&cfg.addr, "addr", "WARREN_AGENT_ADDR", "", "bind a tcp tunnel on this reserved address, host:port")
-	envOf["label"] = "WARREN_AGENT_LABEL"
-	fs.Var(&cfg.labels, "label", "KEY=VALUE label of a tunnel for tunnel-group backends; repeat it for several labels, or separate them with commas [WARREN_AGENT_LABEL]")
+	fs.Value(&cfg.labels, "label", "WARREN_AGENT_LABEL", "KEY=VALUE label of a tunnel for tunnel-group backends; repeat it for several labels, or separate them with commas")
 	str(&cfg.proto, "proto", "WARREN_AGENT_PROTO", "", "tunnel protocol: http, https, tcp or tls (default tcp with --addr, https otherwise)")
 	str(&cfg.metadata, "metadata", "WARREN_AGENT_METADATA", "", "metadata of the tunnel session")
 	str(&cfg.region, "region", "WARREN_AGENT_REGION", "", "region the agent announces")
 	str(&cfg.logLevel, "log-level", "WARREN_AGENT_LOG_LEVEL", "info", "log level: debug, info, warn or error")
 	fs.BoolVar(&cfg.showVersion, "version", false, "print the version and exit")
-	return fs, cfg, envOf
+	return fs, cfg
 }
 
 // parseFlags reads the command line, then the environment for the flags it leaves out, and
 // checks every value that can be checked without the server.
 func parseFlags(args []string, env func(string) (string, bool), stderr io.Writer) (*config, error) {
-	fs, cfg, envOf := newFlagSet()
-	fs.SetOutput(stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, err
-		}
-		return nil, errUsage
-	}
-	if fs.NArg() > 0 {
-		what := "unexpected argument"
-		if fs.NArg() == len(args) {
-			what = "unknown command"
-		}
-		fmt.Fprintf(stderr, "warren-agent: %s %q\n", what, fs.Arg(0))
-		return nil, errUsage
+	fs, cfg := newFlagSet()
+	if err := fs.ParseArgs(args, stderr); err != nil {
+		return nil, err
 	}
 	if cfg.showVersion {
 		return cfg, nil // whatever else the environment holds
 	}
-	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	var err error
-	// The defaults --help shows stay the built-in ones, so it never prints a token taken
-	// from the environment.
-	fs.VisitAll(func(f *flag.Flag) {
-		name, ok := envOf[f.Name]
-		if !ok || given[f.Name] || err != nil {
-			return
-		}
-		if v, set := env(name); set {
-			if e := f.Value.Set(v); e != nil {
-				err = fmt.Errorf("invalid value %q for %s: %v", v, name, e)
-			}
-		}
-	})
-	if err != nil {
+	if err := fs.ApplyEnv(env); err != nil {
 		return nil, err
 	}
 	return cfg, cfg.check()

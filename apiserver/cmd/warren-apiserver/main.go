@@ -27,6 +27,7 @@ import (
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/postgres"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sqlite"
+	"github.com/warrenhq/terraform-provider-warren/internal/cliflags"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 	"github.com/warrenhq/terraform-provider-warren/internal/zaplog"
 )
@@ -87,7 +88,7 @@ func run(ctx context.Context, args []string, env func(string) (string, bool), st
 	case errors.Is(err, flag.ErrHelp):
 		printUsage(stdout)
 		return exitOK
-	case errors.Is(err, errUsage):
+	case errors.Is(err, cliflags.ErrUsage):
 		fmt.Fprintln(stderr)
 		printUsage(stderr) // after the line saying what is wrong
 		return exitUsage
@@ -112,7 +113,7 @@ func usageError(stderr io.Writer, msg string) int {
 }
 
 func printUsage(w io.Writer) {
-	fs, _, _ := newFlagSet()
+	fs, _ := newFlagSet()
 	fs.SetOutput(w)
 	fmt.Fprint(w, usage)
 	fs.PrintDefaults()
@@ -135,27 +136,11 @@ type config struct {
 	proxies          []netip.Prefix
 }
 
-// errUsage: the command line is wrong, and parseFlags (or the flag package) said why.
-var errUsage = errors.New("usage")
-
-// newFlagSet defines the flags into a config; envOf maps a flag to its environment variable.
-func newFlagSet() (fs *flag.FlagSet, cfg *config, envOf map[string]string) {
+// newFlagSet defines the flags into a config.
+func newFlagSet() (fs *cliflags.Set, cfg *config) {
 	cfg = &config{}
-	fs = flag.NewFlagSet("warren-apiserver", flag.ContinueOnError)
-	fs.Usage = func() {} // run prints the usage where it belongs (stdout for -h)
-	envOf = map[string]string{}
-	str := func(p *string, name, env, def, help string) {
-		envOf[name] = env
-		fs.StringVar(p, name, def, help+" ["+env+"]")
-	}
-	num := func(p *int, name, env string, def int, help string) {
-		envOf[name] = env
-		fs.IntVar(p, name, def, help+" ["+env+"]")
-	}
-	dur := func(p *time.Duration, name, env string, def time.Duration, help string) {
-		envOf[name] = env
-		fs.DurationVar(p, name, def, help+" ["+env+"]")
-	}
+	fs = cliflags.New("warren-apiserver")
+	str, num, dur := fs.String, fs.Int, fs.Duration
 	str(&cfg.listen, "listen", "WARREN_LISTEN", "127.0.0.1:8080", "address to listen on")
 	str(&cfg.database, "database", "WARREN_DATABASE", "warren.db", "the embedded SQLite database file (created when missing), or a postgres:// URL to share one PostgreSQL database between replicas")
 	str(&cfg.baseURL, "base-url", "WARREN_BASE_URL", "", "URL clients reach the server at, used in uri members (default http://<listen address>)")
@@ -186,48 +171,20 @@ func newFlagSet() (fs *flag.FlagSet, cfg *config, envOf map[string]string) {
 	str(&e.Observability, "event-endpoint-observability", "WARREN_EVENT_ENDPOINT_OBSERVABILITY", "", "base URL of the observability logs intake, instead of the target site's")
 	str(&e.IdentityAuthority, "event-identity-authority", "WARREN_EVENT_IDENTITY_AUTHORITY", "", "identity authority host (https URL) of the cloud logs-ingestion target's client-credentials tokens, instead of the public cloud's")
 	fs.BoolVar(&cfg.showVersion, "version", false, "print the version and exit")
-	return fs, cfg, envOf
+	return fs, cfg
 }
 
 // parseFlags reads the command line, then the environment for the flags it leaves out, and
 // checks every value that can be checked without touching the network or a database.
 func parseFlags(args []string, env func(string) (string, bool), stderr io.Writer) (*config, error) {
-	fs, cfg, envOf := newFlagSet()
-	fs.SetOutput(stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, err
-		}
-		return nil, errUsage
-	}
-	if fs.NArg() > 0 {
-		what := "unexpected argument"
-		if fs.NArg() == len(args) {
-			what = "unknown command"
-		}
-		fmt.Fprintf(stderr, "warren-apiserver: %s %q\n", what, fs.Arg(0))
-		return nil, errUsage
+	fs, cfg := newFlagSet()
+	if err := fs.ParseArgs(args, stderr); err != nil {
+		return nil, err
 	}
 	if cfg.showVersion {
 		return cfg, nil // whatever else the environment holds
 	}
-	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	var err error
-	// The defaults --help shows stay the built-in ones, so it never prints a token taken
-	// from the environment.
-	fs.VisitAll(func(f *flag.Flag) {
-		name, ok := envOf[f.Name]
-		if !ok || given[f.Name] || err != nil {
-			return
-		}
-		if v, set := env(name); set {
-			if e := f.Value.Set(v); e != nil {
-				err = fmt.Errorf("invalid value %q for %s: %v", v, name, e)
-			}
-		}
-	})
-	if err != nil {
+	if err := fs.ApplyEnv(env); err != nil {
 		return nil, err
 	}
 	return cfg, cfg.check()
