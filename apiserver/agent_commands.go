@@ -118,7 +118,14 @@ func (a *agentConn) command(ctx context.Context, name string) (agentproto.Messag
 	case m := <-ch:
 		return m, nil
 	case <-a.done:
-		return agentproto.Message{}, errAgentGone
+		// An agent answers restart and stop, then closes: the answer may already be in ch
+		// when select sees the connection gone.
+		select {
+		case m := <-ch:
+			return m, nil
+		default:
+			return agentproto.Message{}, errAgentGone
+		}
 	case <-ctx.Done():
 		return agentproto.Message{}, errCommandTimeout
 	}
