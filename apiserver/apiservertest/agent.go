@@ -75,3 +75,15 @@ func (a *Agent) Exited(t testing.TB) error {
 		return nil
 	}
 }
+
+// WaitUntil polls cond until it holds, for what the server does just after an agent's side
+// of a change (a session ends when the server sees the connection close); a minute bounds a
+// hung test.
+func WaitUntil(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apiservertest"
 	"github.com/warrenhq/terraform-provider-warren/internal/agentclient"
@@ -109,15 +108,10 @@ func TestAgentViews(t *testing.T) {
 // server ends it when it sees the connection close, just after the agent's side.
 func waitGone(t *testing.T, c *client.Client, sessionID string) {
 	t.Helper()
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+	apiservertest.WaitUntil(t, "session "+sessionID+" gone", func() bool {
 		_, err := c.TunnelSessions.Get(context.Background(), sessionID)
-		if client.IsNotFound(err) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("session %s still there: %v", sessionID, err)
-		}
-	}
+		return client.IsNotFound(err)
+	})
 }
 
 // errCode is the API error code of err, "" when err is not an API error.
