@@ -17,7 +17,7 @@ type Agent struct {
 }
 
 // StartAgent runs an agent with cfg against the server until the test ends (ServerURL
-// defaults to the server's) and waits until the server has answered its binds.
+// defaults to the server's) and waits until the server has accepted all its binds.
 func (s *Server) StartAgent(t testing.TB, cfg agentclient.Config) *Agent {
 	t.Helper()
 	if cfg.ServerURL == "" {
@@ -34,7 +34,9 @@ func (s *Server) StartAgent(t testing.TB, cfg agentclient.Config) *Agent {
 		a.err = client.Run(ctx)
 	}()
 	t.Cleanup(func() { cancel(); <-a.done })
-	a.WaitFor(t, "the agent is ready", func(s agentclient.State) bool { return s.Ready })
+	if st := a.WaitFor(t, "the agent is ready", func(s agentclient.State) bool { return s.Ready }); len(st.Refused) > 0 {
+		t.Fatalf("the server refused binds: %+v", st.Refused)
+	}
 	return a
 }
 
