@@ -114,11 +114,23 @@ func (a *agentConn) command(ctx context.Context, name string) (agentproto.Messag
 	if err := a.send(agentproto.Message{Type: agentproto.TypeCommand, ID: id, Command: name}); err != nil {
 		return agentproto.Message{}, errAgentGone
 	}
+	return awaitAnswer(ctx, ch, a.done)
+}
+
+// awaitAnswer waits for the answer on ch until the connection ends (done) or ctx does. An
+// agent answers restart and stop, then closes: the answer may already be in ch when done
+// is closed too, and select picks among ready cases at random, so ch is looked at again.
+func awaitAnswer(ctx context.Context, ch <-chan agentproto.Message, done <-chan struct{}) (agentproto.Message, error) {
 	select {
 	case m := <-ch:
 		return m, nil
-	case <-a.done:
-		return agentproto.Message{}, errAgentGone
+	case <-done:
+		select {
+		case m := <-ch:
+			return m, nil
+		default:
+			return agentproto.Message{}, errAgentGone
+		}
 	case <-ctx.Done():
 		return agentproto.Message{}, errCommandTimeout
 	}

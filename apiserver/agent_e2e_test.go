@@ -1,11 +1,10 @@
 package apiserver_test
 
 import (
-	"context"
 	"errors"
 	"testing"
-	"time"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apiservertest"
 	"github.com/warrenhq/terraform-provider-warren/internal/agentclient"
 )
 
@@ -13,29 +12,9 @@ import (
 // real server.
 
 // startAgent runs an agent until the test ends and waits until its binds are answered.
-func startAgent(t *testing.T, c *tc, token string, tunnels ...agentclient.TunnelConfig) (*agentclient.Client, chan error) {
+func startAgent(t *testing.T, c *tc, token string, tunnels ...agentclient.TunnelConfig) *apiservertest.Agent {
 	t.Helper()
-	agent, err := agentclient.New(agentclient.Config{ServerURL: c.srv.URL, Authtoken: token, AgentVersion: "1.2.3", Region: "eu", Metadata: "e2e", Tunnels: tunnels})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- agent.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	waitState(t, agent, "the agent is ready", func(s agentclient.State) bool { return s.Ready })
-	return agent, done
-}
-
-func waitState(t *testing.T, agent *agentclient.Client, what string, cond func(agentclient.State) bool) agentclient.State {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // bounds a hung test
-	defer cancel()
-	s, err := agent.Wait(ctx, cond)
-	if err != nil {
-		t.Fatalf("waiting until %s: %v", what, err)
-	}
-	return s
+	return c.srv.StartAgent(t, agentclient.Config{Authtoken: token, AgentVersion: "1.2.3", Region: "eu", Metadata: "e2e", Tunnels: tunnels})
 }
 
 func TestAgentClientEndToEnd(t *testing.T) {
@@ -43,7 +22,7 @@ func TestAgentClientEndToEnd(t *testing.T) {
 	c.ok(201, "POST", "/reserved_domains", map[string]any{"domain": "app.example.com"})
 	group := c.ok(201, "POST", "/backends/tunnel_group", map[string]any{"labels": map[string]any{"env": "prod"}})
 	credID, token := c.credential("bind:app.example.com", "bind:env=*")
-	agent, done := startAgent(t, c, token,
+	agent := startAgent(t, c, token,
 		agentclient.TunnelConfig{Proto: "https", Hostname: "app.example.com", ForwardsTo: "http://localhost:8080"},
 		agentclient.TunnelConfig{Proto: "http", Labels: map[string]string{"env": "prod"}, ForwardsTo: "http://localhost:9090"})
 
@@ -61,19 +40,13 @@ func TestAgentClientEndToEnd(t *testing.T) {
 	c.fails(400, "ERR_809", "POST", "/tunnel_sessions/"+first+"/update", map[string]any{})
 	// restart: the agent comes back with a new session, and the old one is gone.
 	c.ok(204, "POST", "/tunnel_sessions/"+first+"/restart", map[string]any{})
-	s := waitState(t, agent, "a new session", func(s agentclient.State) bool { return s.Ready && s.SessionID != first })
+	s := agent.WaitFor(t, "a new session", func(s agentclient.State) bool { return s.Ready && s.SessionID != first })
 	waitUntil(t, "the old session gone", func() bool { return c.req("GET", "/tunnel_sessions/"+first, nil).status == 404 })
 	equal(t, "one session listed", c.listIDs("/tunnel_sessions"), []string{s.SessionID})
 	// stop: the agent exits cleanly and its session and tunnels go.
 	c.ok(204, "POST", "/tunnel_sessions/"+s.SessionID+"/stop", map[string]any{})
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("Run after stop: %v", err)
-		}
-		done <- nil // for the cleanup
-	case <-time.After(time.Minute):
-		t.Fatal("the agent did not exit on stop")
+	if err := agent.Exited(t); err != nil {
+		t.Fatalf("Run after stop: %v", err)
 	}
 	waitUntil(t, "sessions and tunnels gone", func() bool {
 		return len(c.listIDs("/tunnel_sessions")) == 0 && len(c.listIDs("/tunnels")) == 0

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apiservertest"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/delivery"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/delivery/deliverytest"
 )
@@ -53,11 +54,7 @@ func (c *tc) subscribe(target map[string]any, types ...string) string {
 // waitUntil polls cond until it holds; a minute bounds a hung test, it times nothing.
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(time.Minute); !cond(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-	}
+	apiservertest.WaitUntil(t, what, cond)
 }
 
 // deliveries lists the admin view of a destination's deliveries, newest first.

@@ -212,6 +212,9 @@ func (p *warrenProvider) DataSources(context.Context) []func() datasource.DataSo
 		eventDestinationDataSources.object, eventDestinationDataSources.all,
 		eventSubscriptionDataSources.object, eventSubscriptionDataSources.all,
 		orchestratorOperatorDataSources.object, orchestratorOperatorDataSources.all,
+		tunnelSessionDataSources.object, tunnelSessionDataSources.all,
+		tunnelDataSources.object, tunnelDataSources.all,
+		endpointDataSources.object, endpointDataSources.all,
 	}
 }
 

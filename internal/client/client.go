@@ -66,6 +66,10 @@ type Client struct {
 	EventDestinations     *Collection[api.EventDestination, api.EventDestinationCreate, api.EventDestinationUpdate]
 	EventSubscriptions    *Collection[api.EventSubscription, api.EventSubscriptionCreate, api.EventSubscriptionUpdate]
 	OrchestratorOperators *Collection[api.OrchestratorOperator, api.OrchestratorOperatorCreate, api.OrchestratorOperatorUpdate]
+	// Agents create these three by connecting; the API only reads them.
+	TunnelSessions *TunnelSessions
+	Tunnels        *View[api.Tunnel]
+	Endpoints      *View[api.Endpoint]
 }
 
 // New returns a client for cfg.
@@ -110,6 +114,9 @@ func New(cfg Config) *Client {
 	c.EventDestinations = collection[api.EventDestination, api.EventDestinationCreate, api.EventDestinationUpdate](c, api.EventDestinations)
 	c.EventSubscriptions = collection[api.EventSubscription, api.EventSubscriptionCreate, api.EventSubscriptionUpdate](c, api.EventSubscriptions)
 	c.OrchestratorOperators = collection[api.OrchestratorOperator, api.OrchestratorOperatorCreate, api.OrchestratorOperatorUpdate](c, api.OrchestratorOperators)
+	c.TunnelSessions = &TunnelSessions{view[api.TunnelSession](c, api.TunnelSessions)}
+	c.Tunnels = view[api.Tunnel](c, api.Tunnels)
+	c.Endpoints = view[api.Endpoint](c, api.Endpoints)
 	c.HTTPSEdgeRoutes = &Nested[api.HTTPSEdgeRoute, api.HTTPSEdgeRouteCreate, api.HTTPSEdgeRouteCreate]{c: c, family: api.HTTPSEdgeRoutes}
 	return c
 }
