@@ -130,7 +130,7 @@ func (s *Server) remoteCommand(ctx context.Context, sess *store.Object, name str
 	id := ids.New(ids.AgentCommand)
 	doc, _ := json.Marshal(storedCommand{SessionID: sess.ID, Command: name, State: "pending"})
 	err := s.opts.Store.Write(ctx, func(tx store.Tx) error {
-		return tx.Insert(ctx, &store.Object{Kind: kindAgentCommand, ID: id, AccountID: sess.AccountID, Doc: doc})
+		return tx.Insert(ctx, &store.Object{Kind: kindAgentCommand, ID: id, AccountID: sess.AccountID, Doc: doc, Refs: []string{s.agents.replica}})
 	})
 	if err != nil {
 		return agentproto.Message{}, err

@@ -33,6 +33,7 @@ const (
 	kindTunnel        = "tunnel"
 	kindEndpoint      = "endpoint"
 	kindAgentCommand  = "agent_command"
+	kindAgentReplica  = "agent_replica"
 )
 
 // transport is the tunnel sessions' transport member (details.md §7.6: "<service>/v2").
@@ -50,6 +51,10 @@ type AgentOptions struct {
 	// replica received for its agents, and how often that replica looks for the answer.
 	// 0 means DefaultAgentCommandPoll.
 	CommandPoll time.Duration
+	// ReplicaLease is how long a replica's liveness lease lasts; the replica renews it every
+	// Heartbeat, and any other replica ends the sessions of a replica whose lease ran out
+	// (it died without closing them). 0 means three Heartbeat intervals.
+	ReplicaLease time.Duration
 }
 
 // Defaults of AgentOptions.
@@ -69,6 +74,9 @@ func (o *AgentOptions) setDefaults() {
 	if o.CommandPoll <= 0 {
 		o.CommandPoll = DefaultAgentCommandPoll
 	}
+	if o.ReplicaLease <= 0 {
+		o.ReplicaLease = 3 * o.Heartbeat
+	}
 }
 
 // sessionSecret is what the store keeps of a session beside its document: the replica that
@@ -84,21 +92,45 @@ type agentHub struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
+	// abandoned makes the hub stop as a crashed process would: its loops end and its
+	// sockets close, but its rows and lease stay for the other replicas to sweep (tests).
+	abandoned atomic.Bool
 
 	mu    sync.Mutex
 	conns map[string]*agentConn // by session ID
 }
 
-func newAgentHub(s *Server) *agentHub {
-	ctx, cancel := context.WithCancel(context.Background())
-	h := &agentHub{s: s, replica: ids.New(""), ctx: ctx, cancel: cancel, conns: map[string]*agentConn{}}
-	h.wg.Add(1)
+// newAgentHub takes this replica's lease and starts its loops.
+func newAgentHub(ctx context.Context, s *Server) (*agentHub, error) {
+	hubCtx, cancel := context.WithCancel(context.Background())
+	h := &agentHub{s: s, replica: ids.New(ids.AgentReplica), ctx: hubCtx, cancel: cancel, conns: map[string]*agentConn{}}
+	if _, err := h.renewLease(ctx); err != nil {
+		cancel()
+		return nil, err
+	}
+	h.wg.Add(2)
 	go h.pollCommands()
-	return h
+	go h.keepLease()
+	return h, nil
 }
 
-// close disconnects every agent, deletes their sessions and waits for it.
+// close disconnects every agent, deletes their sessions, then the lease, and waits for it.
 func (h *agentHub) close() {
+	h.cancel()
+	h.wg.Wait()
+	if h.abandoned.Load() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := h.s.reapReplica(ctx, h.replica, true); err != nil {
+		h.s.log.Error("agent replica lease", zap.Error(err))
+	}
+}
+
+// abandon stops the hub as if the process had died: see agentHub.abandoned.
+func (h *agentHub) abandon() {
+	h.abandoned.Store(true)
 	h.cancel()
 	h.wg.Wait()
 }
@@ -286,6 +318,9 @@ func (a *agentConn) finish() {
 	h.mu.Lock()
 	delete(h.conns, a.sessionID)
 	h.mu.Unlock()
+	if h.abandoned.Load() {
+		return
+	}
 	// The hub's context may be cancelled (shutdown): the rows must go all the same.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -456,7 +491,7 @@ func (a *agentConn) start(hello agentproto.Message, ip string) error {
 		} else if err != nil {
 			return err
 		}
-		err := tx.Insert(ctx, &store.Object{Kind: kindTunnelSession, ID: sess.ID, AccountID: a.accountID, Doc: doc, Secret: secret, Refs: []string{a.credentialID}})
+		err := tx.Insert(ctx, &store.Object{Kind: kindTunnelSession, ID: sess.ID, AccountID: a.accountID, Doc: doc, Secret: secret, Refs: []string{a.credentialID, a.hub.replica}})
 		if err != nil {
 			return err
 		}

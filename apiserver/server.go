@@ -134,7 +134,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	s.bootstrapToken = token
 	s.handler = s.routes()
-	s.agents = newAgentHub(s)
+	if s.agents, err = newAgentHub(ctx, s); err != nil {
+		return nil, fmt.Errorf("apiserver: agent replica lease: %w", err)
+	}
 	if opts.Events.Workers > 0 {
 		s.startDelivery()
 	}
