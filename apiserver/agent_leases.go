@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/coder/websocket"
 	"go.uber.org/zap"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
+	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
+	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 )
 
 // Replica leases. Each replica keeps a lease object in the store (kind agent_replica, no
@@ -25,8 +28,10 @@ type leaseDoc struct {
 // reapBatch bounds the sessions ended in one transaction when a replica is swept.
 const reapBatch = 100
 
-// keepLease renews this replica's lease and sweeps the expired ones, every heartbeat.
-func (h *agentHub) keepLease() {
+// tend is the hub's one loop over time, run every heartbeat interval: it renews this
+// replica's lease, beats its connections and sweeps the replicas whose leases ran out. One
+// loop and one store read for all connections, rather than a goroutine and a read each.
+func (h *agentHub) tend() {
 	defer h.wg.Done()
 	tick := time.NewTicker(h.s.opts.Agents.Heartbeat)
 	defer tick.Stop()
@@ -40,6 +45,7 @@ func (h *agentHub) keepLease() {
 		if retaken {
 			h.s.log.Warn("agent replica lease had run out and was swept: its sessions were ended")
 		}
+		h.beat()
 		if err == nil {
 			err = h.sweep()
 		}
@@ -70,6 +76,47 @@ func (h *agentHub) renewLease(ctx context.Context) (taken bool, err error) {
 		return tx.Update(ctx, o)
 	})
 	return taken && err == nil, err
+}
+
+// beat goes over the connections held here: it closes those whose agent was silent for
+// three intervals and those whose session row is gone (their credential was deleted, maybe
+// through another replica, or this replica was swept), and sends the others a heartbeat.
+func (h *agentHub) beat() {
+	h.mu.Lock()
+	conns := make([]*agentConn, 0, len(h.conns))
+	for _, a := range h.conns {
+		conns = append(conns, a)
+	}
+	h.mu.Unlock()
+	if len(conns) == 0 {
+		return
+	}
+	// Taken after the connections: each of them registered after its row was committed, so
+	// a row missing here is a row deleted.
+	held := map[string]bool{}
+	err := h.s.opts.Store.Read(h.ctx, func(tx store.Tx) error {
+		objs, err := tx.Referrers(h.ctx, h.replica)
+		for _, o := range objs {
+			held[o.ID] = o.Kind == kindTunnelSession
+		}
+		return err
+	})
+	if err != nil && h.ctx.Err() == nil {
+		h.s.log.Error("agent sessions check", zap.Error(err))
+	}
+	every := h.s.opts.Agents.Heartbeat
+	for _, a := range conns {
+		switch {
+		case time.Since(time.Unix(0, a.lastHeard.Load())) > 3*every:
+			a.log.Info("agent silent for three heartbeat intervals")
+			a.close(websocket.StatusGoingAway, "no heartbeat")
+		case err == nil && !held[a.sessionID]:
+			a.close(websocket.StatusPolicyViolation, "the session was ended")
+		default:
+			// Its own goroutine: a slow agent must not hold up the others' heartbeats.
+			go func() { _ = a.send(agentproto.Message{Type: agentproto.TypeHeartbeat, ID: ids.New("")}) }()
+		}
+	}
 }
 
 // sweep ends the sessions of every other replica whose lease has run out.

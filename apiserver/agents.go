@@ -110,7 +110,7 @@ func newAgentHub(ctx context.Context, s *Server) (*agentHub, error) {
 	}
 	h.wg.Add(2)
 	go h.pollCommands()
-	go h.keepLease()
+	go h.tend()
 	return h, nil
 }
 
@@ -286,17 +286,16 @@ func (a *agentConn) run(ip string) {
 		a.fail(hello.ID, code, msg)
 		return
 	}
+	a.log = a.log.With(zap.String("session_id", a.sessionID))
 	h.mu.Lock()
 	h.conns[a.sessionID] = a
 	h.mu.Unlock()
-	a.log = a.log.With(zap.String("session_id", a.sessionID))
 	a.log.Info("agent connected", zap.String("ip", ip), zap.String("agent_version", hello.AgentVersion))
 	defer a.finish()
 
 	if err := a.send(agentproto.Message{Type: agentproto.TypeWelcome, ID: hello.ID, SessionID: a.sessionID, HeartbeatSeconds: heartbeatSeconds(h.s.opts.Agents.Heartbeat)}); err != nil {
 		return
 	}
-	go a.keepAlive()
 	for {
 		m, err := a.read(h.ctx)
 		if err != nil {
@@ -418,44 +417,6 @@ func (a *agentConn) errorMessage(id string, err error) agentproto.Message {
 		m.Error = "internal server error"
 	}
 	return m
-}
-
-// keepAlive sends a heartbeat every interval, closes the socket after three silent
-// intervals, and closes it when the session row is gone (its credential was deleted, maybe
-// through another replica).
-func (a *agentConn) keepAlive() {
-	h := a.hub
-	every := h.s.opts.Agents.Heartbeat
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		select {
-		case <-a.done:
-			return
-		case <-h.ctx.Done():
-			return
-		case <-tick.C:
-		}
-		if time.Since(time.Unix(0, a.lastHeard.Load())) > 3*every {
-			a.log.Info("agent silent for three heartbeat intervals")
-			a.close(websocket.StatusGoingAway, "no heartbeat")
-			return
-		}
-		var gone bool
-		err := h.s.opts.Store.Read(h.ctx, func(tx store.Tx) error {
-			_, err := tx.Get(h.ctx, kindTunnelSession, a.sessionID)
-			gone = isNotFound(err)
-			if gone {
-				return nil
-			}
-			return err
-		})
-		if err == nil && gone {
-			a.close(websocket.StatusPolicyViolation, "the session was ended")
-			return
-		}
-		_ = a.send(agentproto.Message{Type: agentproto.TypeHeartbeat, ID: ids.New("")})
-	}
 }
 
 // start stores the session named by Hello, with its start event, in one transaction; the
