@@ -118,6 +118,12 @@ func (a *agentConn) command(ctx context.Context, name string) (agentproto.Messag
 	case m := <-ch:
 		return m, nil
 	case <-a.done:
+		// An agent that stops answers, then closes: the answer may be there already.
+		select {
+		case m := <-ch:
+			return m, nil
+		default:
+		}
 		return agentproto.Message{}, errAgentGone
 	case <-ctx.Done():
 		return agentproto.Message{}, errCommandTimeout
@@ -156,8 +162,13 @@ func (s *Server) remoteCommand(ctx context.Context, sess *store.Object, name str
 		}
 		var cmd storedCommand
 		var sessionGone bool
+		var rowGone bool
 		err := s.opts.Store.Read(ctx, func(tx store.Tx) error {
 			o, err := tx.Get(ctx, kindAgentCommand, id)
+			if isNotFound(err) {
+				rowGone = true // the sweep of a dead replica took it
+				return nil
+			}
 			if err != nil {
 				return err
 			}
@@ -173,9 +184,13 @@ func (s *Server) remoteCommand(ctx context.Context, sess *store.Object, name str
 			return agentproto.Message{}, errCommandTimeout
 		case err != nil:
 			return agentproto.Message{}, err
+		case rowGone:
+			return agentproto.Message{}, errAgentGone
 		case cmd.State == "done" && cmd.Result != nil:
 			return *cmd.Result, nil
-		case cmd.State == "done" || sessionGone:
+		// A command sent may still be answered after the session ended (stop): its
+		// holder writes it done either way.
+		case cmd.State == "done" || sessionGone && cmd.State == "pending":
 			return agentproto.Message{}, errAgentGone
 		}
 	}

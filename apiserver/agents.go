@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -63,6 +64,15 @@ const (
 	DefaultAgentCommandTimeout = 10 * time.Second
 	DefaultAgentCommandPoll    = 250 * time.Millisecond
 )
+
+// check rejects a lease that could run out between two renewals (one per heartbeat).
+func (o AgentOptions) check() error {
+	o.setDefaults()
+	if o.ReplicaLease <= o.Heartbeat {
+		return fmt.Errorf("the agent replica lease %s must be longer than the agent heartbeat %s", o.ReplicaLease, o.Heartbeat)
+	}
+	return nil
+}
 
 func (o *AgentOptions) setDefaults() {
 	if o.Heartbeat <= 0 {
