@@ -142,7 +142,7 @@ func (s *Server) remoteCommand(ctx context.Context, sess *store.Object, name str
 	id := ids.New(ids.AgentCommand)
 	doc, _ := json.Marshal(storedCommand{SessionID: sess.ID, Command: name, State: "pending"})
 	err := s.opts.Store.Write(ctx, func(tx store.Tx) error {
-		return tx.Insert(ctx, &store.Object{Kind: kindAgentCommand, ID: id, AccountID: sess.AccountID, Doc: doc})
+		return tx.Insert(ctx, &store.Object{Kind: kindAgentCommand, ID: id, AccountID: sess.AccountID, Doc: doc, Refs: []string{s.agents.replica}})
 	})
 	if err != nil {
 		return agentproto.Message{}, err
@@ -168,8 +168,13 @@ func (s *Server) remoteCommand(ctx context.Context, sess *store.Object, name str
 		}
 		var cmd storedCommand
 		var sessionGone bool
+		var rowGone bool
 		err := s.opts.Store.Read(ctx, func(tx store.Tx) error {
 			o, err := tx.Get(ctx, kindAgentCommand, id)
+			if isNotFound(err) {
+				rowGone = true // the sweep of a dead replica took it
+				return nil
+			}
 			if err != nil {
 				return err
 			}
@@ -185,9 +190,13 @@ func (s *Server) remoteCommand(ctx context.Context, sess *store.Object, name str
 			return agentproto.Message{}, errCommandTimeout
 		case err != nil:
 			return agentproto.Message{}, err
+		case rowGone:
+			return agentproto.Message{}, errAgentGone
 		case cmd.State == "done" && cmd.Result != nil:
 			return *cmd.Result, nil
-		case cmd.State == "done" || sessionGone:
+		// A command sent may still be answered after the session ended (stop): its
+		// holder writes it done either way.
+		case cmd.State == "done" || sessionGone && cmd.State == "pending":
 			return agentproto.Message{}, errAgentGone
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -33,6 +34,7 @@ const (
 	kindTunnel        = "tunnel"
 	kindEndpoint      = "endpoint"
 	kindAgentCommand  = "agent_command"
+	kindAgentReplica  = "agent_replica"
 )
 
 // transport is the tunnel sessions' transport member (details.md §7.6: "<service>/v2").
@@ -50,6 +52,10 @@ type AgentOptions struct {
 	// replica received for its agents, and how often that replica looks for the answer.
 	// 0 means DefaultAgentCommandPoll.
 	CommandPoll time.Duration
+	// ReplicaLease is how long a replica's liveness lease lasts; the replica renews it every
+	// Heartbeat, and any other replica ends the sessions of a replica whose lease ran out
+	// (it died without closing them). 0 means three Heartbeat intervals.
+	ReplicaLease time.Duration
 }
 
 // Defaults of AgentOptions.
@@ -58,6 +64,15 @@ const (
 	DefaultAgentCommandTimeout = 10 * time.Second
 	DefaultAgentCommandPoll    = 250 * time.Millisecond
 )
+
+// check rejects a lease that could run out between two renewals (one per heartbeat).
+func (o AgentOptions) check() error {
+	o.setDefaults()
+	if o.ReplicaLease <= o.Heartbeat {
+		return fmt.Errorf("the agent replica lease %s must be longer than the agent heartbeat %s", o.ReplicaLease, o.Heartbeat)
+	}
+	return nil
+}
 
 func (o *AgentOptions) setDefaults() {
 	if o.Heartbeat <= 0 {
@@ -68,6 +83,9 @@ func (o *AgentOptions) setDefaults() {
 	}
 	if o.CommandPoll <= 0 {
 		o.CommandPoll = DefaultAgentCommandPoll
+	}
+	if o.ReplicaLease <= 0 {
+		o.ReplicaLease = 3 * o.Heartbeat
 	}
 }
 
@@ -84,21 +102,45 @@ type agentHub struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
+	// abandoned makes the hub stop as a crashed process would: its loops end and its
+	// sockets close, but its rows and lease stay for the other replicas to sweep (tests).
+	abandoned atomic.Bool
 
 	mu    sync.Mutex
 	conns map[string]*agentConn // by session ID
 }
 
-func newAgentHub(s *Server) *agentHub {
-	ctx, cancel := context.WithCancel(context.Background())
-	h := &agentHub{s: s, replica: ids.New(""), ctx: ctx, cancel: cancel, conns: map[string]*agentConn{}}
-	h.wg.Add(1)
+// newAgentHub takes this replica's lease and starts its loops.
+func newAgentHub(ctx context.Context, s *Server) (*agentHub, error) {
+	hubCtx, cancel := context.WithCancel(context.Background())
+	h := &agentHub{s: s, replica: ids.New(ids.AgentReplica), ctx: hubCtx, cancel: cancel, conns: map[string]*agentConn{}}
+	if _, err := h.renewLease(ctx); err != nil {
+		cancel()
+		return nil, err
+	}
+	h.wg.Add(2)
 	go h.pollCommands()
-	return h
+	go h.tend()
+	return h, nil
 }
 
-// close disconnects every agent, deletes their sessions and waits for it.
+// close disconnects every agent, deletes their sessions, then the lease, and waits for it.
 func (h *agentHub) close() {
+	h.cancel()
+	h.wg.Wait()
+	if h.abandoned.Load() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := h.s.reapReplica(ctx, h.replica, true); err != nil {
+		h.s.log.Error("agent replica lease", zap.Error(err))
+	}
+}
+
+// abandon stops the hub as if the process had died: see agentHub.abandoned.
+func (h *agentHub) abandon() {
+	h.abandoned.Store(true)
 	h.cancel()
 	h.wg.Wait()
 }
@@ -254,17 +296,16 @@ func (a *agentConn) run(ip string) {
 		a.fail(hello.ID, code, msg)
 		return
 	}
+	a.log = a.log.With(zap.String("session_id", a.sessionID))
 	h.mu.Lock()
 	h.conns[a.sessionID] = a
 	h.mu.Unlock()
-	a.log = a.log.With(zap.String("session_id", a.sessionID))
 	a.log.Info("agent connected", zap.String("ip", ip), zap.String("agent_version", hello.AgentVersion))
 	defer a.finish()
 
 	if err := a.send(agentproto.Message{Type: agentproto.TypeWelcome, ID: hello.ID, SessionID: a.sessionID, HeartbeatSeconds: heartbeatSeconds(h.s.opts.Agents.Heartbeat)}); err != nil {
 		return
 	}
-	go a.keepAlive()
 	for {
 		m, err := a.read(h.ctx)
 		if err != nil {
@@ -286,6 +327,9 @@ func (a *agentConn) finish() {
 	h.mu.Lock()
 	delete(h.conns, a.sessionID)
 	h.mu.Unlock()
+	if h.abandoned.Load() {
+		return
+	}
 	// The hub's context may be cancelled (shutdown): the rows must go all the same.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -385,44 +429,6 @@ func (a *agentConn) errorMessage(id string, err error) agentproto.Message {
 	return m
 }
 
-// keepAlive sends a heartbeat every interval, closes the socket after three silent
-// intervals, and closes it when the session row is gone (its credential was deleted, maybe
-// through another replica).
-func (a *agentConn) keepAlive() {
-	h := a.hub
-	every := h.s.opts.Agents.Heartbeat
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		select {
-		case <-a.done:
-			return
-		case <-h.ctx.Done():
-			return
-		case <-tick.C:
-		}
-		if time.Since(time.Unix(0, a.lastHeard.Load())) > 3*every {
-			a.log.Info("agent silent for three heartbeat intervals")
-			a.close(websocket.StatusGoingAway, "no heartbeat")
-			return
-		}
-		var gone bool
-		err := h.s.opts.Store.Read(h.ctx, func(tx store.Tx) error {
-			_, err := tx.Get(h.ctx, kindTunnelSession, a.sessionID)
-			gone = isNotFound(err)
-			if gone {
-				return nil
-			}
-			return err
-		})
-		if err == nil && gone {
-			a.close(websocket.StatusPolicyViolation, "the session was ended")
-			return
-		}
-		_ = a.send(agentproto.Message{Type: agentproto.TypeHeartbeat, ID: ids.New("")})
-	}
-}
-
 // start stores the session named by Hello, with its start event, in one transaction; the
 // credential must still exist.
 func (a *agentConn) start(hello agentproto.Message, ip string) error {
@@ -456,7 +462,7 @@ func (a *agentConn) start(hello agentproto.Message, ip string) error {
 		} else if err != nil {
 			return err
 		}
-		err := tx.Insert(ctx, &store.Object{Kind: kindTunnelSession, ID: sess.ID, AccountID: a.accountID, Doc: doc, Secret: secret, Refs: []string{a.credentialID}})
+		err := tx.Insert(ctx, &store.Object{Kind: kindTunnelSession, ID: sess.ID, AccountID: a.accountID, Doc: doc, Secret: secret, Refs: []string{a.credentialID, a.hub.replica}})
 		if err != nil {
 			return err
 		}

@@ -2,15 +2,16 @@ package apiserver_test
 
 import (
 	"bytes"
+	"io"
 	"net/http"
 	"testing"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apiservertest"
 )
 
-// benchRequest sends one authenticated request and fails on an unexpected status. The
-// benchmarks turn the rate limit off: b.Loop sends more than any allowance.
-func benchRequest(b *testing.B, srv *apiservertest.Server, method, path, body string, want int) {
+// benchRequest sends one authenticated request, fails on an unexpected status and returns
+// the body. The benchmarks turn the rate limit off: b.Loop sends more than any allowance.
+func benchRequest(b *testing.B, srv *apiservertest.Server, method, path, body string, want int) []byte {
 	req, _ := http.NewRequest(method, srv.URL+path, bytes.NewBufferString(body))
 	req.Header.Set("Authorization", "Bearer "+srv.APIKey)
 	req.Header.Set("Service-Version", "2")
@@ -21,10 +22,12 @@ func benchRequest(b *testing.B, srv *apiservertest.Server, method, path, body st
 	if err != nil {
 		b.Fatal(err)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != want {
-		b.Fatalf("%s %s: %d", method, path, resp.StatusCode)
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != want {
+		b.Fatalf("%s %s: %d %v", method, path, resp.StatusCode, err)
 	}
+	return data
 }
 
 func BenchmarkCreateCredential(b *testing.B) {

@@ -117,6 +117,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if err := opts.Events.check(); err != nil {
 		return nil, fmt.Errorf("apiserver: %w", err)
 	}
+	if err := opts.Agents.check(); err != nil {
+		return nil, fmt.Errorf("apiserver: %w", err)
+	}
 	opts.Events.setDefaults()
 	opts.Agents.setDefaults()
 	// Every store call goes through the debug log of its timings.
@@ -134,7 +137,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	s.bootstrapToken = token
 	s.handler = s.routes()
-	s.agents = newAgentHub(s)
+	if s.agents, err = newAgentHub(ctx, s); err != nil {
+		return nil, fmt.Errorf("apiserver: agent replica lease: %w", err)
+	}
 	if opts.Events.Workers > 0 {
 		s.startDelivery()
 	}
@@ -148,6 +153,9 @@ func CheckOptions(opts Options) error {
 		return err
 	}
 	if err := opts.Events.check(); err != nil {
+		return err
+	}
+	if err := opts.Agents.check(); err != nil {
 		return err
 	}
 	return checkBootstrapKey(opts.BootstrapAPIKey)

@@ -52,6 +52,7 @@ const (
 	Tunnel                  = "tn_"
 	Endpoint                = "ep_"
 	AgentCommand            = "agcmd_" // not in §11: a session command on its way between replicas
+	AgentReplica            = "agrep_" // not in §11: a replica's liveness lease over the sessions it holds
 	// OrchestratorOperator is a neutral prefix: the public one is orchestrator-branded (§11).
 	OrchestratorOperator = "orop_"
 	OperatorCA           = "opca_" // not in §11: the per-account CA that signs operator CSRs

@@ -127,7 +127,7 @@ type config struct {
 	showVersion                                                      bool
 	eventWorkers                                                     int
 	eventGiveUpAfter, eventRetention, eventMaxBackoff, eventLease    time.Duration
-	agentHeartbeat, agentCommandTimeout                              time.Duration
+	agentHeartbeat, agentCommandTimeout, agentReplicaLease           time.Duration
 	eventEndpoints                                                   delivery.Endpoints
 
 	// Derived by check.
@@ -162,6 +162,7 @@ func newFlagSet() (fs *cliflags.Set, cfg *config) {
 	dur(&cfg.eventRetention, "event-retention", "WARREN_EVENT_RETENTION", apiserver.DefaultEventRetention, "how long delivered and failed events are kept (GET /_admin/events)")
 	dur(&cfg.agentHeartbeat, "agent-heartbeat", "WARREN_AGENT_HEARTBEAT", apiserver.DefaultAgentHeartbeat, "how often the server and each agent must hear from each other; an agent silent for three intervals is disconnected and its session deleted")
 	dur(&cfg.agentCommandTimeout, "agent-command-timeout", "WARREN_AGENT_COMMAND_TIMEOUT", apiserver.DefaultAgentCommandTimeout, "how long a tunnel-session command (restart, stop, update) waits for the agent's answer (then 504 ERR_810)")
+	dur(&cfg.agentReplicaLease, "agent-replica-lease", "WARREN_AGENT_REPLICA_LEASE", 0, "how long this replica's liveness lease lasts (renewed every heartbeat, longer than it); once it runs out, other replicas end the sessions it held (0: three heartbeat intervals)")
 	dur(&cfg.eventLease, "event-lease", "WARREN_EVENT_LEASE", apiserver.DefaultEventLease, "how long a replica holds a destination's deliveries while it sends them (a send may take half of it); after a crash they wait this long")
 	e := &cfg.eventEndpoints
 	str(&e.Firehose, "event-endpoint-delivery-stream", "WARREN_EVENT_ENDPOINT_DELIVERY_STREAM", "", "URL of the delivery stream (Firehose) API, instead of the ARN's region's")
@@ -203,6 +204,9 @@ func (cfg *config) check() error {
 		if d < 0 {
 			return fmt.Errorf("--%s %s is negative; 0 means no limit", name, d)
 		}
+	}
+	if cfg.agentReplicaLease < 0 {
+		return fmt.Errorf("--agent-replica-lease %s is negative; 0 means three heartbeat intervals", cfg.agentReplicaLease)
 	}
 	if cfg.eventWorkers < 0 {
 		return fmt.Errorf("--event-workers %d is negative; 0 delivers no events in this process", cfg.eventWorkers)
@@ -262,7 +266,7 @@ func (cfg *config) options() apiserver.Options {
 			Lease:       cfg.eventLease,
 			Endpoints:   cfg.eventEndpoints,
 		},
-		Agents: apiserver.AgentOptions{Heartbeat: cfg.agentHeartbeat, CommandTimeout: cfg.agentCommandTimeout},
+		Agents: apiserver.AgentOptions{Heartbeat: cfg.agentHeartbeat, CommandTimeout: cfg.agentCommandTimeout, ReplicaLease: cfg.agentReplicaLease},
 	}
 }
 

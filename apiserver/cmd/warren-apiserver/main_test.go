@@ -99,6 +99,8 @@ func TestCommandLine(t *testing.T) {
 		{env: map[string]string{"WARREN_RATE_LIMIT": "abc"}, code: 2, stderr: `invalid value "abc" for WARREN_RATE_LIMIT`},
 		{args: []string{"--log-level", "loud"}, code: 2, stderr: `--log-level "loud" is not one of`},
 		{args: []string{"--read-timeout", "-1s"}, code: 2, stderr: "--read-timeout -1s is negative"},
+		{args: []string{"--agent-replica-lease", "-1s"}, code: 2, stderr: "--agent-replica-lease -1s is negative"},
+		{args: []string{"--agent-replica-lease", "5s"}, code: 2, stderr: "the agent replica lease 5s must be longer than the agent heartbeat 10s"},
 		{env: map[string]string{"WARREN_IDLE_TIMEOUT": "soon"}, code: 2, stderr: `invalid value "soon" for WARREN_IDLE_TIMEOUT`},
 		{args: []string{"--listen", "8080"}, code: 2, stderr: `--listen "8080" is not a host:port address`},
 		{args: []string{"--base-url", "warren.example.com"}, code: 2, stderr: `--base-url "warren.example.com" is not an http:// or https:// URL`},

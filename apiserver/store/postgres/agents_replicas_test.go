@@ -1,0 +1,244 @@
+package postgres
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/warrenhq/terraform-provider-warren/apiserver"
+	"github.com/warrenhq/terraform-provider-warren/internal/agentclient"
+	"github.com/warrenhq/terraform-provider-warren/internal/ids"
+)
+
+// replica is one API server on a shared PostgreSQL database.
+type replica struct {
+	t     *testing.T
+	url   string
+	token string
+}
+
+// startReplicas runs n servers, each with its own connection pool, on one fresh database.
+func startReplicas(t *testing.T, n int, agents apiserver.AgentOptions) []*replica {
+	t.Helper()
+	dsn := freshDatabase(t)
+	token := ids.NewToken(ids.New(ids.APIKey))
+	var out []*replica
+	for range n {
+		db, err := Open(context.Background(), dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var handler http.Handler
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
+		srv, err := apiserver.New(context.Background(), apiserver.Options{
+			Store: db, BaseURL: ts.URL, BootstrapAPIKey: token, Agents: agents, RateLimit: -1,
+			Events: apiserver.EventOptions{Workers: -1},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		handler = srv
+		t.Cleanup(func() { ts.Close(); srv.Close(); db.Close() })
+		out = append(out, &replica{t: t, url: ts.URL, token: token})
+	}
+	return out
+}
+
+// do sends an API request and returns the status and decoded body (nil when empty).
+func (r *replica) do(method, path string, body any) (int, map[string]any) {
+	r.t.Helper()
+	var in io.Reader
+	if body != nil {
+		data, _ := json.Marshal(body)
+		in = bytes.NewReader(data)
+	}
+	req, _ := http.NewRequest(method, r.url+path, in)
+	req.Header.Set("Authorization", "Bearer "+r.token)
+	req.Header.Set("Service-Version", "2")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	if data, _ := io.ReadAll(resp.Body); len(data) > 0 {
+		if err := json.Unmarshal(data, &out); err != nil {
+			r.t.Fatalf("%s %s: %v: %s", method, path, err, data)
+		}
+	}
+	return resp.StatusCode, out
+}
+
+// ok sends a request that must answer want, and returns its body.
+func (r *replica) ok(want int, method, path string, body any) map[string]any {
+	r.t.Helper()
+	status, out := r.do(method, path, body)
+	if status != want {
+		r.t.Fatalf("%s %s: %d %v, want %d", method, path, status, out, want)
+	}
+	return out
+}
+
+// ids lists the IDs of a list's members.
+func (r *replica) ids(path, member string) []string {
+	r.t.Helper()
+	var out []string
+	for _, it := range r.ok(200, "GET", path, nil)[member].([]any) {
+		out = append(out, it.(map[string]any)["id"].(string))
+	}
+	return out
+}
+
+// agree checks that both replicas list the same sessions and tunnels, and returns the sessions.
+func agree(t *testing.T, rs []*replica) []string {
+	t.Helper()
+	sessions := rs[0].ids("/tunnel_sessions", "tunnel_sessions")
+	tunnels := rs[0].ids("/tunnels", "tunnels")
+	if got := rs[1].ids("/tunnel_sessions", "tunnel_sessions"); !slices.Equal(got, sessions) {
+		t.Fatalf("sessions: replica 1 lists %v, replica 2 %v", sessions, got)
+	}
+	if got := rs[1].ids("/tunnels", "tunnels"); !slices.Equal(got, tunnels) {
+		t.Fatalf("tunnels: replica 1 lists %v, replica 2 %v", tunnels, got)
+	}
+	return sessions
+}
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute) // bounds a hung test
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("never: %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// runAgent runs a real agent against a replica until the test ends; Run's result arrives on
+// the channel.
+func runAgent(t *testing.T, r *replica, token string, tunnels ...agentclient.TunnelConfig) (*agentclient.Client, chan error) {
+	t.Helper()
+	agent, err := agentclient.New(agentclient.Config{
+		ServerURL: r.url, Authtoken: token, AgentVersion: "1.0.0", Tunnels: tunnels,
+		MinBackoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- agent.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(time.Minute):
+		}
+	})
+	waitAgent(t, agent, "the agent is ready", func(s agentclient.State) bool { return s.Ready })
+	return agent, done
+}
+
+func waitAgent(t *testing.T, agent *agentclient.Client, what string, cond func(agentclient.State) bool) agentclient.State {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // bounds a hung test
+	defer cancel()
+	s, err := agent.Wait(ctx, cond)
+	if err != nil {
+		t.Fatalf("waiting until %s: %v", what, err)
+	}
+	return s
+}
+
+func runResult(t *testing.T, done chan error) error {
+	t.Helper()
+	select {
+	case err := <-done:
+		done <- err // for the cleanup
+		return err
+	case <-time.After(time.Minute):
+		t.Fatal("the agent did not exit")
+		return nil
+	}
+}
+
+// TestAgentsAcrossReplicas connects real agents to replica 1 and drives them through
+// replica 2: commands reach them and are answered, a credential deleted there drops their
+// session, and both replicas list the same sessions and tunnels throughout.
+func TestAgentsAcrossReplicas(t *testing.T) {
+	rs := startReplicas(t, 2, apiserver.AgentOptions{
+		Heartbeat: 200 * time.Millisecond, CommandPoll: 10 * time.Millisecond, CommandTimeout: 30 * time.Second,
+		ReplicaLease: time.Minute, // no replica is swept as dead on a slow machine
+	})
+	one, two := rs[0], rs[1]
+	one.ok(201, "POST", "/reserved_domains", map[string]any{"domain": "app.example.com"})
+	group := one.ok(201, "POST", "/backends/tunnel_group", map[string]any{"labels": map[string]any{"env": "prod"}})["id"].(string)
+	cred := one.ok(201, "POST", "/credentials", map[string]any{"acl": []string{"bind:app.example.com"}})
+	other := one.ok(201, "POST", "/credentials", map[string]any{"acl": []string{"bind:env=prod"}})
+
+	a, aDone := runAgent(t, one, cred["token"].(string),
+		agentclient.TunnelConfig{Proto: "https", Hostname: "app.example.com", ForwardsTo: "http://localhost:8080"})
+	b, bDone := runAgent(t, one, other["token"].(string),
+		agentclient.TunnelConfig{Proto: "http", Labels: map[string]string{"env": "prod"}, ForwardsTo: "http://localhost:9090"})
+	first := a.SessionID()
+	if got := agree(t, rs); !slices.Equal(got, []string{b.SessionID(), first}) {
+		t.Fatalf("sessions %v, want %v", got, []string{b.SessionID(), first})
+	}
+	// The group backend lists the labeled tunnel on both replicas.
+	for _, r := range rs {
+		members := r.ok(200, "GET", "/backends/tunnel_group/"+group, nil)["tunnels"].([]any)
+		if len(members) != 1 || members[0].(map[string]any)["id"] != b.Tunnels()[0].ID {
+			t.Fatalf("%s: group tunnels %v", r.url, members)
+		}
+	}
+
+	// update: the agent answers through replica 1 that it has none.
+	status, body := two.do("POST", "/tunnel_sessions/"+first+"/update", map[string]any{})
+	if status != 400 || body["error_code"] != "ERR_809" {
+		t.Fatalf("update through replica 2: %d %v", status, body)
+	}
+	// restart: the agent comes back with a new session, seen by both replicas.
+	two.ok(204, "POST", "/tunnel_sessions/"+first+"/restart", map[string]any{})
+	second := waitAgent(t, a, "a new session", func(s agentclient.State) bool { return s.Ready && s.SessionID != first }).SessionID
+	eventually(t, "the old session is gone", func() bool {
+		s1, _ := one.do("GET", "/tunnel_sessions/"+first, nil)
+		s2, _ := two.do("GET", "/tunnel_sessions/"+first, nil)
+		return s1 == 404 && s2 == 404
+	})
+	if got := agree(t, rs); !slices.Contains(got, second) || len(got) != 2 {
+		t.Fatalf("sessions after the restart %v, want %s among two", got, second)
+	}
+	// stop: the agent exits cleanly.
+	two.ok(204, "POST", "/tunnel_sessions/"+b.SessionID()+"/stop", map[string]any{})
+	if err := runResult(t, bDone); err != nil {
+		t.Fatalf("Run after stop: %v", err)
+	}
+	eventually(t, "the stopped agent's session is gone", func() bool { return len(two.ids("/tunnel_sessions", "tunnel_sessions")) == 1 })
+	if got := agree(t, rs); !slices.Equal(got, []string{second}) {
+		t.Fatalf("sessions after the stop %v, want [%s]", got, second)
+	}
+
+	// A credential deleted through replica 2 drops the session held by replica 1: the agent
+	// is cut off, and its reconnection refused.
+	two.ok(204, "DELETE", "/credentials/"+cred["id"].(string), nil)
+	var refused *agentclient.RefusedError
+	if err := runResult(t, aDone); !errors.As(err, &refused) {
+		t.Fatalf("Run after the credential's deletion: %v", err)
+	}
+	if got := agree(t, rs); len(got) != 0 {
+		t.Fatalf("sessions after the deletion: %v", got)
+	}
+	if got := one.ids("/endpoints", "endpoints"); len(got) != 0 {
+		t.Fatalf("endpoints after the deletion: %v", got)
+	}
+}
