@@ -303,7 +303,7 @@ func (a *agentConn) run(ip string) {
 	a.log.Info("agent connected", zap.String("ip", ip), zap.String("agent_version", hello.AgentVersion))
 	defer a.finish()
 
-	if err := a.send(agentproto.Message{Type: agentproto.TypeWelcome, ID: hello.ID, SessionID: a.sessionID, HeartbeatSeconds: heartbeatSeconds(h.s.opts.Agents.Heartbeat)}); err != nil {
+	if err := a.send(agentproto.Message{Type: agentproto.TypeWelcome, ID: hello.ID, SessionID: a.sessionID, HeartbeatMillis: heartbeatMillis(h.s.opts.Agents.Heartbeat)}); err != nil {
 		return
 	}
 	for {
@@ -315,9 +315,10 @@ func (a *agentConn) run(ip string) {
 	}
 }
 
-// heartbeatSeconds rounds an interval up to whole seconds, at least one.
-func heartbeatSeconds(d time.Duration) int {
-	return max(1, int((d+time.Second-1)/time.Second))
+// heartbeatMillis is an interval in whole milliseconds on the wire, at least one: both sides
+// then use the same interval.
+func heartbeatMillis(d time.Duration) int {
+	return max(1, int((d+time.Millisecond-1)/time.Millisecond))
 }
 
 // finish unregisters the connection and deletes its session, tunnels and endpoints.

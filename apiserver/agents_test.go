@@ -55,7 +55,7 @@ func connectAgent(t *testing.T, base, token string, configure ...func(*testAgent
 	t.Cleanup(func() { ws.CloseNow() })
 	go a.readLoop()
 	welcome := a.request(agentproto.Message{Type: agentproto.TypeHello, AgentVersion: "1.2.3", OS: "linux", Metadata: "m1", Region: "eu"})
-	if welcome.Type != agentproto.TypeWelcome || !strings.HasPrefix(welcome.SessionID, "ts_") || welcome.HeartbeatSeconds < 1 {
+	if welcome.Type != agentproto.TypeWelcome || !strings.HasPrefix(welcome.SessionID, "ts_") || welcome.HeartbeatMillis < 1 {
 		t.Fatalf("welcome = %+v", welcome)
 	}
 	a.session = welcome.SessionID

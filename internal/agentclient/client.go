@@ -119,7 +119,7 @@ type Client struct {
 	changed chan struct{} // closed and replaced on every change of state
 
 	// Tests replace these: the wait between attempts, and the heartbeat interval the
-	// server's Welcome names (whole seconds on the wire).
+	// server's Welcome names (milliseconds on the wire).
 	sleep     func(ctx context.Context, d time.Duration) error
 	heartbeat time.Duration
 }
@@ -400,7 +400,7 @@ func (c *Client) serve(ctx context.Context, cn *conn, welcome *agentproto.Messag
 		first = s.Sessions == 1
 		s.SessionID, s.Ready = sessionID, len(c.cfg.Tunnels) == 0
 	})
-	interval := time.Duration(welcome.HeartbeatSeconds) * time.Second
+	interval := time.Duration(welcome.HeartbeatMillis) * time.Millisecond
 	if interval <= 0 {
 		interval = DefaultHeartbeat
 	}

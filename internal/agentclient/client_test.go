@@ -124,7 +124,7 @@ func TestConnectBindStop(t *testing.T) {
 	if fmt.Sprint(hello) != fmt.Sprint(want) {
 		t.Errorf("hello %+v, want %+v", hello, want)
 	}
-	pc.Send(t, agentproto.Message{Type: agentproto.TypeWelcome, ID: hello.ID, SessionID: "ts_one", HeartbeatSeconds: 3600})
+	pc.Send(t, agentproto.Message{Type: agentproto.TypeWelcome, ID: hello.ID, SessionID: "ts_one", HeartbeatMillis: 3_600_000})
 	a.waitFor(t, "the session", func(s State) bool { return s.SessionID == "ts_one" })
 
 	ids := map[string]bool{}
@@ -246,7 +246,7 @@ func TestHeartbeats(t *testing.T) {
 	a := startAgent(t, p, Config{MinBackoff: time.Millisecond, MaxBackoff: 4 * time.Millisecond}, func(c *Client) { c.heartbeat = 20 * time.Millisecond })
 	pc := p.Accept(t)
 	hello := pc.Read(t)
-	pc.Send(t, agentproto.Message{Type: agentproto.TypeWelcome, ID: hello.ID, SessionID: "ts_hb", HeartbeatSeconds: 1})
+	pc.Send(t, agentproto.Message{Type: agentproto.TypeWelcome, ID: hello.ID, SessionID: "ts_hb", HeartbeatMillis: 1000})
 
 	seen := map[string]bool{}
 	for len(seen) < 2 {
@@ -409,7 +409,7 @@ func TestBindRefused(t *testing.T) {
 		a := startAgent(t, p, Config{Tunnels: []TunnelConfig{labeled, webTunnel}})
 		pc := p.Accept(t)
 		hello := pc.Read(t)
-		pc.Send(t, agentproto.Message{Type: agentproto.TypeWelcome, ID: hello.ID, SessionID: "ts_r", HeartbeatSeconds: 3600})
+		pc.Send(t, agentproto.Message{Type: agentproto.TypeWelcome, ID: hello.ID, SessionID: "ts_r", HeartbeatMillis: 3_600_000})
 		b := pc.Read(t)
 		pc.Send(t, agentproto.Message{Type: agentproto.TypeBound, ID: b.ID, TunnelID: "tn_1"})
 		refuse(pc, t)
@@ -440,7 +440,7 @@ func TestBindRefused(t *testing.T) {
 		_ = pc.Closed(t)
 		pc2 := p.Accept(t)
 		hello := pc2.Read(t)
-		pc2.Send(t, agentproto.Message{Type: agentproto.TypeWelcome, ID: hello.ID, SessionID: "ts_2", HeartbeatSeconds: 3600})
+		pc2.Send(t, agentproto.Message{Type: agentproto.TypeWelcome, ID: hello.ID, SessionID: "ts_2", HeartbeatMillis: 3_600_000})
 		refuse(pc2, t)
 		if code := pc2.Closed(t); code != websocket.StatusNormalClosure {
 			t.Errorf("close status %v", code)
@@ -448,7 +448,7 @@ func TestBindRefused(t *testing.T) {
 		// Refused again: the wait grows as for a connection that failed.
 		pc3 := p.Accept(t)
 		hello = pc3.Read(t)
-		pc3.Send(t, agentproto.Message{Type: agentproto.TypeWelcome, ID: hello.ID, SessionID: "ts_3", HeartbeatSeconds: 3600})
+		pc3.Send(t, agentproto.Message{Type: agentproto.TypeWelcome, ID: hello.ID, SessionID: "ts_3", HeartbeatMillis: 3_600_000})
 		refuse(pc3, t)
 		_ = pc3.Closed(t)
 		pc4 := p.Accept(t)

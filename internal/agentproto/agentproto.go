@@ -51,9 +51,10 @@ type Message struct {
 
 	// Welcome (server → agent).
 	SessionID string `json:"session_id,omitempty"`
-	// HeartbeatSeconds is how often each side must hear from the other; after three
+	// HeartbeatMillis is how often each side must hear from the other, in milliseconds;
+	// after three
 	// intervals of silence the peer is taken for dead.
-	HeartbeatSeconds int `json:"heartbeat_seconds,omitempty"`
+	HeartbeatMillis int `json:"heartbeat_ms,omitempty"`
 
 	// Bind (agent → server): one of Hostname (http, https, tls), Addr (tcp) or Labels.
 	Proto      string            `json:"proto,omitempty"`

@@ -177,7 +177,7 @@ func runResult(t *testing.T, done chan error) error {
 // session, and both replicas list the same sessions and tunnels throughout.
 func TestAgentsAcrossReplicas(t *testing.T) {
 	rs := startReplicas(t, 2, apiserver.AgentOptions{
-		Heartbeat: 200 * time.Millisecond, CommandPoll: 10 * time.Millisecond, CommandTimeout: 30 * time.Second,
+		Heartbeat: time.Second, CommandPoll: 10 * time.Millisecond, CommandTimeout: 30 * time.Second,
 		ReplicaLease: time.Minute, // no replica is swept as dead on a slow machine
 	})
 	one, two := rs[0], rs[1]

@@ -167,7 +167,7 @@ func (pc *Conn) Welcome(t testing.TB, sessionID string, tunnels int) agentproto.
 	if hello.Type != agentproto.TypeHello {
 		t.Fatalf("first message %+v, want hello", hello)
 	}
-	pc.Send(t, agentproto.Message{Type: agentproto.TypeWelcome, ID: hello.ID, SessionID: sessionID, HeartbeatSeconds: 3600})
+	pc.Send(t, agentproto.Message{Type: agentproto.TypeWelcome, ID: hello.ID, SessionID: sessionID, HeartbeatMillis: 3_600_000})
 	for i := range tunnels {
 		b := pc.Read(t)
 		if b.Type != agentproto.TypeBind {
