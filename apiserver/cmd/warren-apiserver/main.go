@@ -129,11 +129,13 @@ type config struct {
 	eventGiveUpAfter, eventRetention, eventMaxBackoff, eventLease    time.Duration
 	agentHeartbeat, agentCommandTimeout, agentReplicaLease           time.Duration
 	eventEndpoints                                                   delivery.Endpoints
+	tlsCert, tlsKey                                                  string
 
 	// Derived by check.
 	level            zap.AtomicLevel
 	minPort, maxPort int
 	proxies          []netip.Prefix
+	cert             *certificate // nil without TLS
 }
 
 // newFlagSet defines the flags into a config.
@@ -143,7 +145,9 @@ func newFlagSet() (fs *cliflags.Set, cfg *config) {
 	str, num, dur := fs.String, fs.Int, fs.Duration
 	str(&cfg.listen, "listen", "WARREN_LISTEN", "127.0.0.1:8080", "address to listen on")
 	str(&cfg.database, "database", "WARREN_DATABASE", "warren.db", "the embedded SQLite database file (created when missing), or a postgres:// URL to share one PostgreSQL database between replicas")
-	str(&cfg.baseURL, "base-url", "WARREN_BASE_URL", "", "URL clients reach the server at, used in uri members (default http://<listen address>)")
+	str(&cfg.baseURL, "base-url", "WARREN_BASE_URL", "", "URL clients reach the server at, used in uri members (default http://<listen address>, https:// with TLS)")
+	str(&cfg.tlsCert, "tls-cert", "WARREN_TLS_CERT", "", "PEM file of the certificate (with its chain) to serve HTTPS with, TLS 1.2 or later; needs --tls-key; reloaded on SIGHUP (default: plain HTTP)")
+	str(&cfg.tlsKey, "tls-key", "WARREN_TLS_KEY", "", "PEM file of the private key of --tls-cert; reloaded with it on SIGHUP")
 	str(&cfg.bootstrapAPIKey, "bootstrap-api-key", "WARREN_BOOTSTRAP_API_KEY", "", "token of the admin API key created on an empty database (default: generate one and print it once); ignored, with a warning, once the database is bootstrapped")
 	str(&cfg.adminToken, "admin-token", "WARREN_ADMIN_TOKEN", "", "bearer token of the operator endpoints under /_admin/ (off when empty)")
 	str(&cfg.logLevel, "log-level", "WARREN_LOG_LEVEL", "info", "log level: debug (adds request starts and store timings), info, warn or error")
@@ -245,7 +249,11 @@ func (cfg *config) check() error {
 	if cfg.proxies, err = apiserver.ParseTrustedProxies(cfg.trustedProxies); err != nil {
 		return fmt.Errorf("--trusted-proxies: %w", err)
 	}
-	return apiserver.CheckOptions(cfg.options())
+	if err := apiserver.CheckOptions(cfg.options()); err != nil {
+		return err
+	}
+	return cfg.checkTLS() // last: it reads files
+
 }
 
 // options are the apiserver options the configuration sets.
@@ -303,7 +311,11 @@ func serve(ctx context.Context, cfg *config, stderr io.Writer) (err error) {
 	}()
 	opts := cfg.options()
 	if opts.BaseURL == "" {
-		opts.BaseURL = "http://" + listener.Addr().String()
+		scheme := "http"
+		if cfg.cert != nil {
+			scheme = "https"
+		}
+		opts.BaseURL = scheme + "://" + listener.Addr().String()
 	}
 	db, where, discard, err := openStore(ctx, cfg.database)
 	if err != nil {
@@ -325,8 +337,19 @@ func serve(ctx context.Context, cfg *config, stderr io.Writer) (err error) {
 
 	httpServer := newHTTPServer(cfg, srv, log)
 	errc := make(chan error, 1)
-	go func() { errc <- httpServer.Serve(listener) }()
-	log.Info("listening", zap.String("address", listener.Addr().String()), zap.String("base_url", opts.BaseURL), zap.String("database", where), zap.String("version", version))
+	if cfg.cert != nil {
+		httpServer.TLSConfig = cfg.cert.tlsConfig()
+		stopReloads := cfg.cert.reloadOnSIGHUP(log)
+		defer stopReloads()
+		pair := cfg.cert.current.Load()
+		log.Info("TLS certificate loaded", certFields(pair)...)
+		certExpiryWarning(pair, time.Now(), log)
+		// The files are empty: the certificate comes from TLSConfig.GetCertificate.
+		go func() { errc <- httpServer.ServeTLS(listener, "", "") }()
+	} else {
+		go func() { errc <- httpServer.Serve(listener) }()
+	}
+	log.Info("listening", zap.String("address", listener.Addr().String()), zap.String("base_url", opts.BaseURL), zap.Bool("tls", cfg.cert != nil), zap.String("database", where), zap.String("version", version))
 
 	select {
 	case err := <-errc:
