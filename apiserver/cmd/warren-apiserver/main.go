@@ -341,9 +341,7 @@ func serve(ctx context.Context, cfg *config, stderr io.Writer) (err error) {
 		httpServer.TLSConfig = cfg.cert.tlsConfig()
 		stopReloads := cfg.cert.reloadOnSIGHUP(log)
 		defer stopReloads()
-		pair := cfg.cert.current.Load()
-		log.Info("TLS certificate loaded", certFields(pair)...)
-		certExpiryWarning(pair, time.Now(), log)
+		logCertificate(log, "TLS certificate loaded", cfg.cert.current.Load(), time.Now())
 		// The files are empty: the certificate comes from TLSConfig.GetCertificate.
 		go func() { errc <- httpServer.ServeTLS(listener, "", "") }()
 	} else {

@@ -56,12 +56,17 @@ func (c *certificate) reload() (*tls.Certificate, error) {
 	return pair, nil
 }
 
-// fields describe a pair in the log: what it names and when it ends, never the key.
-func certFields(pair *tls.Certificate) []zap.Field {
-	return []zap.Field{
+// logCertificate logs msg with what the pair names and when it ends, never the key, and
+// warns when it has already ended, since clients refuse it.
+func logCertificate(log *zap.Logger, msg string, pair *tls.Certificate, now time.Time) {
+	fields := []zap.Field{
 		zap.String("subject", pair.Leaf.Subject.String()),
 		zap.Strings("dns_names", pair.Leaf.DNSNames),
 		zap.Time("not_after", pair.Leaf.NotAfter),
+	}
+	log.Info(msg, fields...)
+	if now.After(pair.Leaf.NotAfter) {
+		log.Warn("the TLS certificate has expired; clients will refuse it", fields...)
 	}
 }
 
@@ -107,7 +112,7 @@ func (c *certificate) reloadOnSIGHUP(log *zap.Logger) (stop func()) {
 				if pair, err := c.reload(); err != nil {
 					log.Error("TLS certificate reload failed; serving the previous one", zap.Error(err))
 				} else {
-					log.Info("TLS certificate reloaded", certFields(pair)...)
+					logCertificate(log, "TLS certificate reloaded", pair, time.Now())
 				}
 			}
 		}
@@ -116,12 +121,5 @@ func (c *certificate) reloadOnSIGHUP(log *zap.Logger) (stop func()) {
 		signal.Stop(hup)
 		close(done)
 		<-ended // no reload logs after the logger is synced
-	}
-}
-
-// certExpiryWarning says when the pair served is already out of date, which clients refuse.
-func certExpiryWarning(pair *tls.Certificate, now time.Time, log *zap.Logger) {
-	if now.After(pair.Leaf.NotAfter) {
-		log.Warn("the TLS certificate has expired; clients will refuse it", certFields(pair)...)
 	}
 }

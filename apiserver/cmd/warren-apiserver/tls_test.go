@@ -18,6 +18,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 )
 
 // testCA signs the server certificates of these tests.
@@ -243,6 +246,31 @@ func TestServeTLSReloadsOnSIGHUP(t *testing.T) {
 	for _, key := range [][]byte{key1, key2} {
 		if strings.Contains(stderr.String(), strings.Split(string(key), "\n")[1]) {
 			t.Fatal("a private key reached the log")
+		}
+	}
+}
+
+// TestExpiredCertificateWarns: an expired pair is still served (the operator may be about to
+// replace it), with a warning naming it.
+func TestExpiredCertificateWarns(t *testing.T) {
+	certPEM, keyPEM := newTestCA(t).issue(t, "warren-old")
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "cert.pem"), certPEM)
+	writeFile(t, filepath.Join(dir, "key.pem"), keyPEM)
+	cert, err := loadCertificate(filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair := cert.current.Load()
+	for _, tt := range []struct {
+		now  time.Time
+		warn bool
+	}{{pair.Leaf.NotAfter.Add(-time.Second), false}, {pair.Leaf.NotAfter.Add(time.Second), true}} {
+		core, logs := observer.New(zap.InfoLevel)
+		logCertificate(zap.New(core), "TLS certificate loaded", pair, tt.now)
+		warned := logs.FilterLevelExact(zap.WarnLevel).FilterMessage("the TLS certificate has expired; clients will refuse it").Len() == 1
+		if warned != tt.warn || logs.FilterMessage("TLS certificate loaded").Len() != 1 {
+			t.Errorf("at %v: logged %v, want the info line and a warning %v", tt.now, logs.All(), tt.warn)
 		}
 	}
 }
