@@ -253,7 +253,6 @@ func (cfg *config) check() error {
 		return err
 	}
 	return cfg.checkTLS() // last: it reads files
-
 }
 
 // options are the apiserver options the configuration sets.
@@ -342,7 +341,7 @@ func serve(ctx context.Context, cfg *config, stderr io.Writer) (err error) {
 		stopReloads := cfg.cert.reloadOnSIGHUP(log)
 		defer stopReloads()
 		logCertificate(log, "TLS certificate loaded", cfg.cert.current.Load(), time.Now())
-		// The files are empty: the certificate comes from TLSConfig.GetCertificate.
+		// No file names: each handshake takes the current pair from TLSConfig.GetCertificate.
 		go func() { errc <- httpServer.ServeTLS(listener, "", "") }()
 	} else {
 		go func() { errc <- httpServer.Serve(listener) }()
