@@ -36,16 +36,21 @@ func (c *call) decodeBody(dst any) (map[string]jsontext.Value, error) {
 func (c *call) readBody() ([]byte, error) {
 	raw, err := io.ReadAll(c.r.Body)
 	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return nil, badRequest("ERR_212", "The request body is larger than %d bytes.", tooBig.Limit)
-		}
-		return nil, badRequest("ERR_212", "The request body could not be read.")
+		return nil, bodyReadError(err)
 	}
 	if len(bytes.TrimSpace(raw)) == 0 {
 		raw = []byte("{}")
 	}
 	return raw, nil
+}
+
+// bodyReadError is ERR_212 for a body that could not be read or is too large.
+func bodyReadError(err error) error {
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return badRequest("ERR_212", "The request body is larger than %d bytes.", tooBig.Limit)
+	}
+	return badRequest("ERR_212", "The request body could not be read.")
 }
 
 // decodeObject decodes one JSON object strictly into dst, as decodeBody says.

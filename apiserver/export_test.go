@@ -7,3 +7,6 @@ func Abandon(s *Server) { s.agents.abandon() }
 
 // KindAgentReplica is the store kind of the replicas' leases.
 const KindAgentReplica = kindAgentReplica
+
+// KindIdempotencyKey is the store kind of the Idempotency-Key records.
+const KindIdempotencyKey = kindIdempotencyKey

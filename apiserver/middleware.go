@@ -125,7 +125,7 @@ func callOf(r *http.Request) *call {
 }
 
 // apiRoute wraps a handler of the public API: version header, authentication, rate limit,
-// body checks.
+// body checks, and on POST the Idempotency-Key (idempotency.go).
 func (s *Server) apiRoute(h handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c := callOf(r)
@@ -146,12 +146,27 @@ func (s *Server) apiRoute(h handlerFunc) http.Handler {
 			c.writeError(err)
 			return
 		}
-		err := h(c)
-		if c.delivering && c.s.deliverer != nil {
-			c.s.deliverer.notify()
+		run := func() {
+			err := h(c)
+			if c.delivering && c.s.deliverer != nil {
+				c.s.deliverer.notify()
+			}
+			if err == nil {
+				c.s.agents.end(c.endedSessions)
+			}
+			if err != nil {
+				c.writeError(err)
+			}
 		}
-		if err == nil {
-			c.s.agents.end(c.endedSessions)
+		if r.Method != http.MethodPost {
+			run()
+			return
+		}
+		key, err := c.idempotencyKey()
+		if err == nil && key != "" {
+			err = c.idempotent(key, run)
+		} else if err == nil {
+			run()
 		}
 		if err != nil {
 			c.writeError(err)

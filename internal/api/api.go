@@ -18,6 +18,16 @@ const VersionHeader = "Service-Version"
 // OperationIDHeader carries the operation id of every response.
 const OperationIDHeader = "Service-Operation-Id"
 
+// IdempotencyKeyHeader names a POST: the server runs it once per account and key and
+// replays its first answer for IdempotencyTTL. IdempotentReplayedHeader ("true") marks a
+// replayed answer. IdempotencyKeyMaxLen bounds the key (printable ASCII).
+const (
+	IdempotencyKeyHeader     = "Idempotency-Key"
+	IdempotentReplayedHeader = "Idempotent-Replayed"
+	IdempotencyKeyMaxLen     = 255
+	IdempotencyTTL           = 24 * time.Hour
+)
+
 // TimeFormat is the timestamp format of the API: RFC 3339, UTC, second precision.
 const TimeFormat = "2006-01-02T15:04:05Z"
 

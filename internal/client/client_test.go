@@ -371,8 +371,8 @@ func resetFirst(t *testing.T, calls *atomic.Int32, body string) *httptest.Server
 	}))
 }
 
-// A connection reset before the answer is retried for GET, PUT and DELETE, never for POST or
-// PATCH: those may have reached the server.
+// A connection reset before the answer is retried for GET, PUT, DELETE and POST (which
+// carries an Idempotency-Key), never for PATCH: it may have reached the server.
 func TestConnectionResetRetriedOnlyWhenIdempotent(t *testing.T) {
 	for method, call := range map[string]func(*client.Client) error{
 		"GET":    func(c *client.Client) error { _, err := c.IPPolicies.Get(context.Background(), "ipp_1"); return err },
@@ -390,7 +390,7 @@ func TestConnectionResetRetriedOnlyWhenIdempotent(t *testing.T) {
 		srv := resetFirst(t, &calls, `{"id":"ipp_1"}`)
 		err := call(client.New(client.Config{BaseURL: srv.URL}))
 		switch method {
-		case "GET", "DELETE":
+		case "GET", "DELETE", "POST":
 			if err != nil || calls.Load() != 2 {
 				t.Errorf("%s: err = %v after %d calls, want success on the retry", method, err, calls.Load())
 			}
@@ -401,6 +401,94 @@ func TestConnectionResetRetriedOnlyWhenIdempotent(t *testing.T) {
 			}
 		}
 		srv.Close()
+	}
+}
+
+// Every attempt of a POST carries one Idempotency-Key, a new one per call; other methods
+// carry none. A 409 (the same request still running) is waited out.
+func TestPOSTIdempotencyKey(t *testing.T) {
+	var mu sync.Mutex
+	var keys []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		keys = append(keys, r.Method+" "+r.Header.Get("Idempotency-Key"))
+		n := len(keys)
+		mu.Unlock()
+		if r.Method == "POST" && n == 1 {
+			w.Header().Set("Retry-After", "0")
+			w.WriteHeader(http.StatusConflict)
+			fmt.Fprint(w, `{"error_code":"ERR_215","status_code":409,"msg":"still being processed","details":{"param":"Idempotency-Key"}}`)
+			return
+		}
+		fmt.Fprint(w, `{"id":"ipp_1"}`)
+	}))
+	defer srv.Close()
+	c := client.New(client.Config{BaseURL: srv.URL})
+	ctx := context.Background()
+	for range 2 {
+		if _, err := c.IPPolicies.Create(ctx, api.IPPolicyCreate{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.IPPolicies.Update(ctx, "ipp_1", api.IPPolicyUpdate{}); err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) != 4 || !regexp.MustCompile(`^POST [0-9a-f]{32}$`).MatchString(keys[0]) || keys[1] != keys[0] || keys[2] == keys[0] ||
+		!strings.HasPrefix(keys[2], "POST ") || len(keys[2]) != len(keys[0]) || keys[3] != "PATCH " {
+		t.Fatalf("keys sent = %q", keys)
+	}
+	// Without a key (a PATCH) that 409 is an answer, not a reason to retry.
+	keys = nil
+	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		keys = append(keys, r.Method)
+		w.WriteHeader(http.StatusConflict)
+		fmt.Fprint(w, `{"error_code":"ERR_215","status_code":409,"msg":"conflict","details":{"param":"Idempotency-Key"}}`)
+	})
+	if _, err := c.IPPolicies.Update(ctx, "ipp_1", api.IPPolicyUpdate{}); err == nil || len(keys) != 1 {
+		t.Fatalf("PATCH answered 409: err = %v after %q", err, keys)
+	}
+}
+
+// TestPOSTRetriedAfterResetCreatesOnce: the real server creates the object, the answer is
+// lost to a reset connection, the client retries with the same key and gets the first
+// answer replayed: one object, not two.
+func TestPOSTRetriedAfterResetCreatesOnce(t *testing.T) {
+	real := apiservertest.Start(t)
+	var calls atomic.Int32
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		out, _ := http.NewRequest(r.Method, real.URL+r.URL.RequestURI(), r.Body)
+		out.Header = r.Header.Clone()
+		resp, err := http.DefaultClient.Do(out)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer resp.Body.Close()
+		if calls.Add(1) == 1 {
+			conn, _, err := http.NewResponseController(w).Hijack()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			conn.(*net.TCPConn).SetLinger(0) // the answer is lost: close with RST
+			conn.Close()
+			return
+		}
+		for k, v := range resp.Header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(resp.StatusCode)
+		_, _ = io.Copy(w, resp.Body)
+	}))
+	defer proxy.Close()
+	c := client.New(client.Config{BaseURL: proxy.URL, APIKey: real.APIKey})
+	created, err := c.IPPolicies.Create(context.Background(), api.IPPolicyCreate{Description: api.String("once")})
+	if err != nil || calls.Load() != 2 {
+		t.Fatalf("Create = %+v, %v after %d calls", created, err, calls.Load())
+	}
+	all, err := c.IPPolicies.List(context.Background(), client.ListOptions{})
+	if err != nil || len(all) != 1 || all[0].ID != created.ID {
+		t.Fatalf("List = %+v, %v; want only %s", all, err, created.ID)
 	}
 }
 

@@ -2,6 +2,8 @@ package client
 
 import (
 	"context"
+	crand "crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +14,8 @@ import (
 	"time"
 
 	"github.com/go-resty/resty/v2"
+
+	"github.com/warrenhq/terraform-provider-warren/internal/api"
 )
 
 // Defaults of Config's retry settings.
@@ -62,12 +66,20 @@ func newRetryPolicy(cfg Config) retryPolicy {
 
 // retryable reports whether an attempt's outcome may be retried. 429 and 503 mean the server
 // did not act, so any method is retried. A failed connection is retried only for idempotent
-// methods: a POST or PATCH may have reached the server before the connection broke.
-func retryable(method string, resp *resty.Response, err error) bool {
+// methods and for requests sent with an Idempotency-Key (keyed): a PATCH, or a POST without a
+// key, may have reached the server before the connection broke. A keyed request also waits
+// out the server's 409 about its key: the same request is still being processed.
+func retryable(method string, keyed bool, resp *resty.Response, err error) bool {
 	if err != nil {
-		return idempotent(method) && connectionError(err)
+		return (idempotent(method) || keyed) && connectionError(err)
 	}
-	return resp.StatusCode() == http.StatusTooManyRequests || resp.StatusCode() == http.StatusServiceUnavailable
+	switch resp.StatusCode() {
+	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
+		return true
+	case http.StatusConflict:
+		return keyed && apiError(resp).Body.Details["param"] == api.IdempotencyKeyHeader
+	}
+	return false
 }
 
 func idempotent(method string) bool {
@@ -153,16 +165,25 @@ func secondsOrUnixTime(n int64, now time.Time) time.Duration {
 func (c *Client) execute(ctx context.Context, method, url string, body any) (*resty.Response, error) {
 	giveUpAt := time.Now().Add(c.retry.timeout)
 	connectionFailures := 0
+	// Every attempt of a POST carries the same key, so that the server runs it once however
+	// many attempts reach it.
+	var key string
+	if method == http.MethodPost {
+		key = newIdempotencyKey()
+	}
 	for attempt := 0; ; attempt++ {
 		req := c.http.R().SetContext(ctx)
 		if body != nil {
 			req.SetHeader("Content-Type", "application/json").SetBody(body)
 		}
+		if key != "" {
+			req.SetHeader(api.IdempotencyKeyHeader, key)
+		}
 		resp, err := req.Execute(method, url)
 		if err != nil {
 			err = fmt.Errorf("warren API: %s %s: %w", method, url, err)
 		}
-		if !retryable(method, resp, err) {
+		if !retryable(method, key != "", resp, err) {
 			return resp, err
 		}
 		last := err
@@ -201,6 +222,13 @@ func (c *Client) execute(ctx context.Context, method, url string, body any) (*re
 			return nil, fmt.Errorf("%w (gave up after %s: %w)", last, attempts(tries), ctx.Err())
 		}
 	}
+}
+
+// newIdempotencyKey returns a random key: 128 bits, in hex.
+func newIdempotencyKey() string {
+	var b [16]byte
+	_, _ = crand.Read(b[:]) // never fails on supported platforms
+	return hex.EncodeToString(b[:])
 }
 
 // attempts spells a count of attempts.

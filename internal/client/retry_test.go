@@ -134,9 +134,38 @@ func TestRetryable(t *testing.T) {
 		{"GET", nil, badCert, false}, // would fail the same way again
 		{"GET", nil, canceled, false},
 		{"GET", nil, errors.New("unsupported protocol scheme"), false},
+		{"GET", status(409), nil, false},
 	} {
-		if got := retryable(tt.method, tt.resp, tt.err); got != tt.want {
+		if got := retryable(tt.method, false, tt.resp, tt.err); got != tt.want {
 			t.Errorf("%s %v %v: retryable = %v, want %v", tt.method, tt.resp, tt.err, got, tt.want)
+		}
+	}
+}
+
+// With an Idempotency-Key, a POST is retried after a broken connection and while the same
+// request is still running (409), never after a server error.
+func TestRetryableKeyed(t *testing.T) {
+	status := func(code int) *resty.Response {
+		return &resty.Response{RawResponse: &http.Response{StatusCode: code}}
+	}
+	reset := &url.Error{Op: "Post", URL: "http://x", Err: &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}}
+	badCert := &url.Error{Op: "Post", URL: "https://x", Err: x509.UnknownAuthorityError{}}
+	for _, tt := range []struct {
+		resp *resty.Response
+		err  error
+		want bool
+	}{
+		{nil, reset, true},
+		{status(409).SetBody([]byte(`{"status_code":409,"error_code":"ERR_215","msg":"running","details":{"param":"Idempotency-Key"}}`)), nil, true},
+		{status(409), nil, false}, // another conflict than the key's
+		{status(429), nil, true},
+		{status(500), nil, false},
+		{status(400), nil, false},
+		{status(422), nil, false},
+		{nil, badCert, false},
+	} {
+		if got := retryable("POST", true, tt.resp, tt.err); got != tt.want {
+			t.Errorf("keyed POST %v %v: retryable = %v, want %v", tt.resp, tt.err, got, tt.want)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"math/big"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/segmentio/ksuid"
 )
@@ -56,6 +57,8 @@ const (
 	// OrchestratorOperator is a neutral prefix: the public one is orchestrator-branded (§11).
 	OrchestratorOperator = "orop_"
 	OperatorCA           = "opca_" // not in §11: the per-account CA that signs operator CSRs
+	// IdempotencyKey: not in §11, the record of a POST made with an Idempotency-Key.
+	IdempotencyKey = "idem_"
 )
 
 // BodyLen is the length of the KSUID body that follows a prefix.
@@ -78,6 +81,26 @@ func New(prefix string) string {
 		id = last.Next()
 	}
 	last = id
+	return prefix + id.String()
+}
+
+// At returns a fresh ID with the given prefix whose time part is t rather than now, so that
+// the IDs of records that expire by a clock of their own sort by that clock.
+func At(prefix string, t time.Time) string {
+	id, err := ksuid.NewRandomWithTime(t)
+	if err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	return prefix + id.String()
+}
+
+// Before returns the lowest ID with the given prefix and time part t: every ID made by At
+// at an earlier second sorts below it.
+func Before(prefix string, t time.Time) string {
+	id, err := ksuid.FromParts(t, make([]byte, 16))
+	if err != nil {
+		panic(err) // only a payload of the wrong size fails
+	}
 	return prefix + id.String()
 }
 

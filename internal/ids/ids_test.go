@@ -3,6 +3,7 @@ package ids
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestNewIsPrefixedAndIncreasing(t *testing.T) {
@@ -42,5 +43,17 @@ func TestTokens(t *testing.T) {
 func BenchmarkNew(b *testing.B) {
 	for b.Loop() {
 		New(APIKey)
+	}
+}
+
+func TestAtSortsByItsTime(t *testing.T) {
+	t0 := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	before, at, later := At(IdempotencyKey, t0.Add(-time.Second)), At(IdempotencyKey, t0), At(IdempotencyKey, t0.Add(time.Second))
+	cut := Before(IdempotencyKey, t0)
+	if !(before < cut && cut <= at && at < later) {
+		t.Fatalf("order: %q %q %q %q", before, cut, at, later)
+	}
+	if !Valid(at, IdempotencyKey) || !Valid(cut, IdempotencyKey) {
+		t.Fatalf("not valid IDs: %q %q", at, cut)
 	}
 }
