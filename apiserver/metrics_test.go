@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -208,4 +209,22 @@ func TestReadyz(t *testing.T) {
 	r = c.req("GET", "/readyz", nil, noAuth...)
 	equal(t, "store closed", []any{r.status, r.raw}, []any{503,
 		`{"failed":"store","msg":"The store did not answer a read.","status":"unavailable"}`})
+}
+
+func TestMetricsAgentSessions(t *testing.T) {
+	c := newTC(t)
+	_, token := c.credential()
+	a := connectAgent(t, c.srv.URL, token)
+	connectAgent(t, c.srv.URL, token)
+	equal(t, "sessions", series(scrape(t, c), "warren_agent_sessions").GetGauge().GetValue(), 2.0)
+	_ = a.ws.Close(websocket.StatusNormalClosure, "")
+	// The closed WebSocket's request is counted once its handler returns, not timed: it
+	// lasts as long as the agent stays.
+	waitUntil(t, "one session left, the other's request counted", func() bool {
+		fams := scrape(t, c)
+		return series(fams, "warren_agent_sessions").GetGauge().GetValue() == 1 &&
+			series(fams, "warren_http_requests_total", "method", "GET", "pattern", "/agent/connect", "status", "101").GetCounter().GetValue() == 1
+	})
+	fams := scrape(t, c)
+	equal(t, "timed", series(fams, "warren_http_request_duration_seconds", "method", "GET", "pattern", "/agent/connect"), (*dto.Metric)(nil))
 }
