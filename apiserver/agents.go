@@ -124,6 +124,13 @@ func newAgentHub(ctx context.Context, s *Server) (*agentHub, error) {
 	return h, nil
 }
 
+// connected is the number of agents connected to this replica.
+func (h *agentHub) connected() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.conns)
+}
+
 // close disconnects every agent, deletes their sessions, then the lease, and waits for it.
 func (h *agentHub) close() {
 	h.cancel()

@@ -223,10 +223,14 @@ func (d *deliverer) send(ctx context.Context, batch []*store.Delivery) {
 	fields := []zap.Field{zap.String("destination_id", destinationID), zap.String("target", kind), zap.Int("events", len(batch))}
 	switch {
 	case err == nil:
+		d.s.metrics.delivered(kind, outcomeDelivered, len(batch))
 		d.s.log.Debug("events delivered", fields...)
 	case failed > 0:
+		d.s.metrics.delivered(kind, outcomeFailed, failed)
+		d.s.metrics.delivered(kind, outcomeRetried, len(batch)-failed)
 		d.s.log.Error("event delivery failed for good", append(fields, zap.Int("failed", failed), zap.String("error", rules.Clip(err.Error())))...)
 	default:
+		d.s.metrics.delivered(kind, outcomeRetried, len(batch))
 		d.s.log.Warn("event delivery failed; will retry", append(fields, zap.Int("attempt", batch[0].Attempts+1), zap.String("error", rules.Clip(err.Error())))...)
 	}
 	if err := d.s.opts.Store.Finish(context.WithoutCancel(ctx), d.holder, now, outcomes); err != nil {

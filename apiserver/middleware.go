@@ -31,6 +31,9 @@ type call struct {
 	log  *zap.Logger
 	// errorCode is the error_code of the error response sent, for the access log.
 	errorCode string
+	// pattern is the route that answers ("GET /api_keys/{id}"), "" before the mux routes
+	// the request or when no route matches.
+	pattern string
 	// delivering: the handler wrote events with deliveries (outbox.go); the delivery
 	// worker is woken once the handler, and so its transaction, is done.
 	delivering bool
@@ -68,8 +71,8 @@ func (w *statusRecorder) Write(b []byte) (int, error) {
 	return n, err
 }
 
-// outer wraps the whole mux: it gives every request an operation id, recovers panics and
-// writes one access log line: at error level for a 5xx, warn for a 429 (a client that should
+// outer wraps the whole mux: it gives every request an operation id, recovers panics,
+// counts it in the metrics and writes one access log line: at error level for a 5xx, warn for a 429 (a client that should
 // slow down), info otherwise; debug adds a line as the request starts. It never logs headers
 // or bodies, so tokens cannot leak.
 func (s *Server) outer(next http.Handler) http.Handler {
@@ -100,6 +103,7 @@ func (s *Server) outer(next http.Handler) http.Handler {
 				fields = append(fields, zap.String("error_code", c.errorCode))
 			}
 			c.log.Log(accessLevel(rec.status), "request", fields...)
+			s.metrics.observeRequest(c.pattern, r.Method, rec.status, c.errorCode, time.Since(start))
 		}()
 		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), callKey{}, c)))
 	})

@@ -56,6 +56,8 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("GET /_admin/events", s.adminRoute(s.adminEvents))
 	mux.Handle("GET /_admin/deliveries", s.adminRoute(s.adminDeliveries))
 	mux.Handle("GET /healthz", http.HandlerFunc(s.healthz))
+	mux.Handle("GET /readyz", http.HandlerFunc(s.readyz))
+	mux.Handle("GET /metrics", s.metricsHandler())
 	mux.Handle("GET "+agentproto.Path, http.HandlerFunc(s.agentConnect))
 	s.patterns = mux.patterns
 
@@ -70,9 +72,13 @@ type router struct {
 	patterns []string
 }
 
-// Handle registers an API route.
+// Handle registers an API route. The request's call remembers the route's pattern, for the
+// metrics (a bounded label, unlike the path with its IDs).
 func (r *router) Handle(pattern string, h http.Handler) {
-	r.ServeMux.Handle(pattern, h)
+	r.ServeMux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		callOf(req).pattern = pattern
+		h.ServeHTTP(w, req)
+	}))
 	r.patterns = append(r.patterns, pattern)
 }
 

@@ -86,6 +86,7 @@ type Server struct {
 	limiter        *accountLimiter              // nil without a rate limit
 	deliverer      *deliverer                   // nil when this process delivers no events
 	agents         *agentHub                    // the agents connected to this process
+	metrics        *metrics                     // served at GET /metrics
 }
 
 // New builds the API server and bootstraps an empty store with one account, its admin user
@@ -122,12 +123,13 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	opts.Events.setDefaults()
 	opts.Agents.setDefaults()
-	// Every store call goes through the debug log of its timings.
-	opts.Store = loggedStore{Store: opts.Store, log: opts.Logger}
+	m := newMetrics()
+	// Every store call goes through the debug log and the metrics of its timings.
+	opts.Store = loggedStore{Store: opts.Store, log: opts.Logger, metrics: m}
 	if opts.RateLimit == 0 {
 		opts.RateLimit = DefaultRateLimit
 	}
-	s := &Server{opts: opts, log: opts.Logger}
+	s := &Server{opts: opts, log: opts.Logger, metrics: m}
 	if opts.RateLimit > 0 {
 		s.limiter = newAccountLimiter(opts.RateLimit)
 	}
@@ -140,6 +142,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if s.agents, err = newAgentHub(ctx, s); err != nil {
 		return nil, fmt.Errorf("apiserver: agent replica lease: %w", err)
 	}
+	m.register(s)
 	if opts.Events.Workers > 0 {
 		s.startDelivery()
 	}

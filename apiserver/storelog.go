@@ -11,35 +11,40 @@ import (
 
 // loggedStore logs every transaction at debug level: which kind, how long it took, how many
 // times it ran and how it failed, on the logger of the request it serves (so with its
-// operation id). Never the objects: their documents and secrets stay out of logs.
+// operation id). Never the objects: their documents and secrets stay out of logs. It also
+// records each one's duration and retries in the metrics.
 type loggedStore struct {
 	store.Store
-	log *zap.Logger // for calls outside a request, such as the bootstrap
+	log     *zap.Logger // for calls outside a request, such as the bootstrap
+	metrics *metrics
 }
 
 func (s loggedStore) Read(ctx context.Context, fn func(store.Tx) error) error {
-	return s.timed(ctx, "store read", func(count func()) error {
+	return s.timed(ctx, "read", func(count func()) error {
 		return s.Store.Read(ctx, func(tx store.Tx) error { count(); return fn(tx) })
 	})
 }
 
 func (s loggedStore) Write(ctx context.Context, fn func(store.Tx) error) error {
-	return s.timed(ctx, "store write", func(count func()) error {
+	return s.timed(ctx, "write", func(count func()) error {
 		return s.Store.Write(ctx, func(tx store.Tx) error { count(); return fn(tx) })
 	})
 }
 
-func (s loggedStore) timed(ctx context.Context, msg string, run func(count func()) error) error {
+// timed runs a transaction of op ("read" or "write").
+func (s loggedStore) timed(ctx context.Context, op string, run func(count func()) error) error {
+	start, attempts := time.Now(), 0
+	err := run(func() { attempts++ })
+	took := time.Since(start)
+	s.metrics.observeTx(op, took, attempts)
 	log := s.log
 	if c, ok := ctx.Value(callKey{}).(*call); ok {
 		log = c.log
 	}
 	if !log.Core().Enabled(zap.DebugLevel) {
-		return run(func() {})
+		return err
 	}
-	start, attempts := time.Now(), 0
-	err := run(func() { attempts++ })
-	fields := []zap.Field{zap.Duration("duration", time.Since(start)), zap.Int("attempts", attempts)}
+	fields := []zap.Field{zap.Duration("duration", took), zap.Int("attempts", attempts)}
 	if err != nil {
 		// An API error's message may quote the request, so only its code.
 		if e, known := asAPIError(err); known {
@@ -48,6 +53,6 @@ func (s loggedStore) timed(ctx context.Context, msg string, run func(count func(
 			fields = append(fields, zap.Error(err))
 		}
 	}
-	log.Debug(msg, fields...)
+	log.Debug("store "+op, fields...)
 	return err
 }

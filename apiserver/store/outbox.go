@@ -84,6 +84,8 @@ type Outbox interface {
 	Events(ctx context.Context, q OutboxQuery) ([]*Event, error)
 	// Deliveries lists deliveries, newest first.
 	Deliveries(ctx context.Context, q OutboxQuery) ([]*Delivery, error)
+	// Pending counts the pending deliveries of every account: the outbox's depth.
+	Pending(ctx context.Context) (int64, error)
 	// Prune deletes the events older than before that have no pending delivery, with their
 	// deliveries, and reports how many events it deleted.
 	Prune(ctx context.Context, before time.Time) (int64, error)

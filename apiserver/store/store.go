@@ -49,6 +49,9 @@ type Store interface {
 	// outside tx. fn must not call Write itself.
 	Write(ctx context.Context, fn func(Tx) error) error
 	Outbox
+	// Ready reports whether the store answers a read and its schema is at least the version
+	// of this binary's newest migration (*SchemaError when it is older).
+	Ready(ctx context.Context) error
 	Close() error
 }
 
@@ -86,6 +89,16 @@ var (
 	// ErrExists: an object with this ID is already stored.
 	ErrExists = errors.New("store: id already exists")
 )
+
+// SchemaError reports a database whose schema is older than this binary's migrations, such
+// as one that another binary rolled back.
+type SchemaError struct {
+	Have, Want int64
+}
+
+func (e *SchemaError) Error() string {
+	return fmt.Sprintf("store: the database schema is at version %d; this server needs version %d", e.Have, e.Want)
+}
 
 // DuplicateError reports a unique key that another object holds.
 type DuplicateError struct {

@@ -54,24 +54,29 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("postgres: connect: %w", err)
 	}
-	if err := migrate(ctx, db); err != nil {
+	schema, err := migrate(ctx, db)
+	if err != nil {
 		db.Close()
 		return nil, err
 	}
-	return sqlstore.New(db, db, dialect), nil
+	d := dialect
+	d.Schema = schema
+	return sqlstore.New(db, db, d), nil
 }
 
-func migrate(ctx context.Context, db *sql.DB) error {
+// migrate brings the database to the newest migration and returns that one's version.
+func migrate(ctx context.Context, db *sql.DB) (int64, error) {
 	fsys, err := fs.Sub(migrations, "migrations")
 	if err != nil {
-		return err
+		return 0, err
 	}
 	p, err := goose.NewProvider(goose.DialectPostgres, db, fsys, goose.WithDisableGlobalRegistry(true))
 	if err != nil {
-		return fmt.Errorf("postgres: migrations: %w", err)
+		return 0, fmt.Errorf("postgres: migrations: %w", err)
 	}
 	if _, err := p.Up(ctx); err != nil {
-		return fmt.Errorf("postgres: migrate: %w", err)
+		return 0, fmt.Errorf("postgres: migrate: %w", err)
 	}
-	return nil
+	sources := p.ListSources()
+	return sources[len(sources)-1].Version, nil
 }

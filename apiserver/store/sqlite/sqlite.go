@@ -87,7 +87,8 @@ func openStore(ctx context.Context, path string) (*Store, error) {
 		return nil, err
 	}
 	write.SetMaxOpenConns(1)
-	if err := migrate(ctx, write); err != nil {
+	schema, err := migrate(ctx, write)
+	if err != nil {
 		write.Close()
 		return nil, err
 	}
@@ -100,7 +101,9 @@ func openStore(ctx context.Context, path string) (*Store, error) {
 		return nil, err
 	}
 	read.SetMaxOpenConns(readConns)
-	return sqlstore.New(write, read, dialect), nil
+	d := dialect
+	d.Schema = schema
+	return sqlstore.New(write, read, d), nil
 }
 
 func openDB(path, params string) (*sql.DB, error) {
@@ -113,17 +116,19 @@ func openDB(path, params string) (*sql.DB, error) {
 	return db, nil
 }
 
-func migrate(ctx context.Context, db *sql.DB) error {
+// migrate brings the database to the newest migration and returns that one's version.
+func migrate(ctx context.Context, db *sql.DB) (int64, error) {
 	fsys, err := fs.Sub(migrations, "migrations")
 	if err != nil {
-		return err
+		return 0, err
 	}
 	p, err := goose.NewProvider(goose.DialectSQLite3, db, fsys, goose.WithDisableGlobalRegistry(true))
 	if err != nil {
-		return fmt.Errorf("migrations: %w", err)
+		return 0, fmt.Errorf("migrations: %w", err)
 	}
 	if _, err := p.Up(ctx); err != nil {
-		return fmt.Errorf("migrate: %w", err)
+		return 0, fmt.Errorf("migrate: %w", err)
 	}
-	return nil
+	sources := p.ListSources()
+	return sources[len(sources)-1].Version, nil
 }

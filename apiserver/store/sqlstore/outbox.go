@@ -137,6 +137,16 @@ func (s *Store) Events(ctx context.Context, q store.OutboxQuery) ([]*store.Event
 	return out, err
 }
 
+// Pending implements store.Outbox; the index deliveries_due serves it.
+func (s *Store) Pending(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.run(ctx, s.read, &s.dialect.ReadOptions, func(st store.Tx) error {
+		t := st.(*tx)
+		return t.tx.QueryRowContext(ctx, t.d.rebind("SELECT count(*) FROM deliveries WHERE state = ?"), store.DeliveryPending).Scan(&n)
+	})
+	return n, err
+}
+
 // Deliveries implements store.Outbox.
 func (s *Store) Deliveries(ctx context.Context, q store.OutboxQuery) ([]*store.Delivery, error) {
 	var out []*store.Delivery

@@ -38,6 +38,9 @@ type Dialect struct {
 	// Retryable reports whether a failed write transaction may succeed when run again
 	// (a serialization failure or a deadlock); nil when the database never asks for that.
 	Retryable func(error) bool
+	// Schema is the version of the newest migration the binary applies (goose's numbering);
+	// Ready checks that the database has it.
+	Schema int64
 }
 
 // rebind adapts a query written with ? placeholders.
@@ -94,6 +97,23 @@ func (s *Store) Write(ctx context.Context, fn func(store.Tx) error) error {
 		case <-time.After(time.Duration(rand.IntN(attempt*5)+1) * time.Millisecond):
 		}
 	}
+}
+
+// Ready implements store.Store: a read answers, and goose's version table records the
+// newest migration this binary knows.
+func (s *Store) Ready(ctx context.Context) error {
+	var have int64
+	err := s.run(ctx, s.read, &s.dialect.ReadOptions, func(st store.Tx) error {
+		return st.(*tx).tx.QueryRowContext(ctx,
+			"SELECT coalesce(max(version_id), 0) FROM goose_db_version WHERE is_applied").Scan(&have)
+	})
+	if err != nil {
+		return err
+	}
+	if have < s.dialect.Schema {
+		return &store.SchemaError{Have: have, Want: s.dialect.Schema}
+	}
+	return nil
 }
 
 // maxAttempts bounds the retries of a write transaction.

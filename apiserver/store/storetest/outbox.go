@@ -198,6 +198,33 @@ func testOutboxQueries(t *testing.T, s store.Store) {
 	}
 }
 
+// testOutboxPending: the outbox's depth counts pending deliveries of every account, and
+// drops as they are delivered.
+func testOutboxPending(t *testing.T, s store.Store) {
+	pending := func() int64 {
+		t.Helper()
+		n, err := s.Pending(t.Context())
+		if err != nil {
+			t.Fatalf("Pending: %v", err)
+		}
+		return n
+	}
+	if n := pending(); n != 0 {
+		t.Fatalf("empty outbox: %d pending", n)
+	}
+	addEvent(t, s, "ev_1", 0, "ed_a", "ed_b")
+	addEvent(t, s, "ev_2", time.Second, "ed_a")
+	addEvent(t, s, "ev_3", 2*time.Second) // no subscriber, no delivery
+	if n := pending(); n != 3 {
+		t.Fatalf("after three deliveries: %d pending", n)
+	}
+	ds := claim(t, s, "h", t0.Add(time.Hour))
+	finish(t, s, "h", t0.Add(time.Hour), store.DeliveryDelivered, time.Time{}, ds...)
+	if n := pending(); n != int64(3-len(ds)) || len(ds) == 0 {
+		t.Fatalf("after delivering %d: %d pending", len(ds), n)
+	}
+}
+
 // testOutboxPrune: old events go with their deliveries once none is pending.
 func testOutboxPrune(t *testing.T, s store.Store) {
 	addEvent(t, s, "ev_1", 0, "ed_a")

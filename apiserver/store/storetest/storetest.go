@@ -39,6 +39,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"OutboxQueries", testOutboxQueries},
 		{"OutboxPrune", testOutboxPrune},
 		{"OutboxConcurrentClaims", testOutboxConcurrentClaims},
+		{"OutboxPending", testOutboxPending},
+		{"Ready", testReady},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -50,6 +52,13 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 			})
 			tc.fn(t, s)
 		})
+	}
+}
+
+// testReady: a freshly opened store answers and has every migration.
+func testReady(t *testing.T, s store.Store) {
+	if err := s.Ready(t.Context()); err != nil {
+		t.Fatalf("Ready: %v", err)
 	}
 }
 
