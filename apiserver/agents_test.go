@@ -408,7 +408,9 @@ func TestAgentTunnelGroups(t *testing.T) {
 }
 
 func TestAgentHeartbeatTimeout(t *testing.T) {
-	c := newTC(t, func(o *apiserver.Options) { o.Agents.Heartbeat = 20 * time.Millisecond })
+	// 200 ms: short for the test, long enough that a loaded machine does not stall the
+	// answering agent for three intervals.
+	c := newTC(t, func(o *apiserver.Options) { o.Agents.Heartbeat = 200 * time.Millisecond })
 	_, token := c.credential()
 	alive := connectAgent(t, c.srv.URL, token)
 	silent := connectAgent(t, c.srv.URL, token, func(a *testAgent) { a.silent = true })
@@ -419,7 +421,7 @@ func TestAgentHeartbeatTimeout(t *testing.T) {
 	// The agent that answers heartbeats stays connected through many intervals.
 	for range 5 {
 		alive.request(agentproto.Message{Type: agentproto.TypeHeartbeat})
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(200 * time.Millisecond)
 	}
 	c.ok(200, "GET", "/tunnel_sessions/"+alive.session, nil)
 }
