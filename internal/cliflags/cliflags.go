@@ -56,7 +56,7 @@ func (s *Set) Value(v flag.Value, name, env, help string) {
 // bad flag or a positional argument.
 func (s *Set) ParseArgs(args []string, stderr io.Writer) error {
 	s.SetOutput(stderr)
-	if err := s.Parse(args); err != nil {
+	if err := s.FlagSet.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
@@ -92,4 +92,14 @@ func (s *Set) ApplyEnv(env func(string) (string, bool)) error {
 		}
 	})
 	return err
+}
+
+// Read reads the command line, then the environment for the flags it left out, unless
+// versionOnly was set by the command line (a command that only prints its version ignores
+// whatever else the environment holds).
+func (s *Set) Read(args []string, env func(string) (string, bool), stderr io.Writer, versionOnly *bool) error {
+	if err := s.ParseArgs(args, stderr); err != nil || *versionOnly {
+		return err
+	}
+	return s.ApplyEnv(env)
 }

@@ -3,6 +3,7 @@
 package zaplog
 
 import (
+	"fmt"
 	"io"
 
 	"go.uber.org/zap"
@@ -16,4 +17,13 @@ func New(level zap.AtomicLevel, w io.Writer) *zap.Logger {
 	enc := zap.NewProductionEncoderConfig()
 	enc.EncodeTime = zapcore.ISO8601TimeEncoder
 	return zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(enc), zapcore.Lock(zapcore.AddSync(w)), level), zap.AddCaller())
+}
+
+// ParseLevel reads a --log-level value: debug, info, warn or error.
+func ParseLevel(s string) (zap.AtomicLevel, error) {
+	level, err := zap.ParseAtomicLevel(s)
+	if err != nil {
+		return level, fmt.Errorf("--log-level %q is not one of debug, info, warn, error", s)
+	}
+	return level, nil
 }

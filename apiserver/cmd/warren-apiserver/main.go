@@ -183,14 +183,11 @@ func newFlagSet() (fs *cliflags.Set, cfg *config) {
 // checks every value that can be checked without touching the network or a database.
 func parseFlags(args []string, env func(string) (string, bool), stderr io.Writer) (*config, error) {
 	fs, cfg := newFlagSet()
-	if err := fs.ParseArgs(args, stderr); err != nil {
+	if err := fs.Read(args, env, stderr, &cfg.showVersion); err != nil {
 		return nil, err
 	}
 	if cfg.showVersion {
-		return cfg, nil // whatever else the environment holds
-	}
-	if err := fs.ApplyEnv(env); err != nil {
-		return nil, err
+		return cfg, nil
 	}
 	return cfg, cfg.check()
 }
@@ -198,8 +195,8 @@ func parseFlags(args []string, env func(string) (string, bool), stderr io.Writer
 // check validates the configuration and derives the parsed values.
 func (cfg *config) check() error {
 	var err error
-	if cfg.level, err = zap.ParseAtomicLevel(cfg.logLevel); err != nil {
-		return fmt.Errorf("--log-level %q is not one of debug, info, warn, error", cfg.logLevel)
+	if cfg.level, err = zaplog.ParseLevel(cfg.logLevel); err != nil {
+		return err
 	}
 	if cfg.rateLimit < 0 {
 		return fmt.Errorf("--rate-limit %d is negative; 0 turns the limit off", cfg.rateLimit)
