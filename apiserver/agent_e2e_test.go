@@ -41,14 +41,14 @@ func TestAgentClientEndToEnd(t *testing.T) {
 	// restart: the agent comes back with a new session, and the old one is gone.
 	c.ok(204, "POST", "/tunnel_sessions/"+first+"/restart", map[string]any{})
 	s := agent.WaitFor(t, "a new session", func(s agentclient.State) bool { return s.Ready && s.SessionID != first })
-	waitUntil(t, "the old session gone", func() bool { return c.req("GET", "/tunnel_sessions/"+first, nil).status == 404 })
+	apiservertest.WaitUntil(t, "the old session gone", func() bool { return c.req("GET", "/tunnel_sessions/"+first, nil).status == 404 })
 	equal(t, "one session listed", c.listIDs("/tunnel_sessions"), []string{s.SessionID})
 	// stop: the agent exits cleanly and its session and tunnels go.
 	c.ok(204, "POST", "/tunnel_sessions/"+s.SessionID+"/stop", map[string]any{})
 	if err := agent.Exited(t); err != nil {
 		t.Fatalf("Run after stop: %v", err)
 	}
-	waitUntil(t, "sessions and tunnels gone", func() bool {
+	apiservertest.WaitUntil(t, "sessions and tunnels gone", func() bool {
 		return len(c.listIDs("/tunnel_sessions")) == 0 && len(c.listIDs("/tunnels")) == 0
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apiservertest"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
 )
@@ -70,7 +71,7 @@ func TestAgentReplicaDiesWithoutClose(t *testing.T) {
 
 	// A live replica sweeps the sessions of the replica whose lease ran out, and only those.
 	startReplica(t, c, apiserver.AgentOptions{Heartbeat: 20 * time.Millisecond, ReplicaLease: time.Minute})
-	eventually(t, "the dead replica's session is gone", func() bool { return len(c.listIDs("/tunnel_sessions")) == 1 })
+	apiservertest.WaitUntil(t, "the dead replica's session is gone", func() bool { return len(c.listIDs("/tunnel_sessions")) == 1 })
 	equal(t, "the live replica's session stays", c.listIDs("/tunnel_sessions"), []string{kept.session})
 	c.fails(404, "", "GET", "/tunnels/"+bound.TunnelID, nil)
 	c.fails(404, "", "GET", "/endpoints/"+bound.EndpointID, nil)
@@ -78,7 +79,7 @@ func TestAgentReplicaDiesWithoutClose(t *testing.T) {
 	equal(t, "one event written", len(evs), before+1)
 	equal(t, "stop event", evs[0]["event_type"], "agent_session_stop.v0")
 	equal(t, "stop object", evs[0]["object"].(map[string]any)["id"], a.session)
-	eventually(t, "the dead replica's lease is gone", func() bool { return len(replicaLeases(t, c.srv.Store)) == 2 })
+	apiservertest.WaitUntil(t, "the dead replica's lease is gone", func() bool { return len(replicaLeases(t, c.srv.Store)) == 2 })
 	// The domain is free again: the endpoint no longer holds it.
 	c.ok(204, "DELETE", "/reserved_domains/"+domain, nil)
 }

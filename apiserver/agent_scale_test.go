@@ -51,7 +51,7 @@ func TestAgentsAtScale(t *testing.T) {
 	}
 	sessions := map[string]bool{}
 	for _, a := range agents {
-		sessions[waitState(t, a, "every agent is ready", func(s agentclient.State) bool { return s.Ready }).SessionID] = true
+		sessions[apiservertest.WaitState(t, a, "every agent is ready", func(s agentclient.State) bool { return s.Ready }).SessionID] = true
 	}
 	equal(t, "distinct sessions", len(sessions), n)
 
@@ -105,16 +105,4 @@ func TestAgentsAtScale(t *testing.T) {
 			t.Fatalf("%d sessions and %d tunnels still listed after every agent exited", len(s), len(tn))
 		}
 	}
-}
-
-// waitState waits until the agent's state satisfies cond; a minute bounds a hung test.
-func waitState(t *testing.T, agent *agentclient.Client, what string, cond func(agentclient.State) bool) agentclient.State {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	s, err := agent.Wait(ctx, cond)
-	if err != nil {
-		t.Fatalf("waiting until %s: %v", what, err)
-	}
-	return s
 }

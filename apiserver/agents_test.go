@@ -134,18 +134,6 @@ func (a *testAgent) waitClosed() {
 	}
 }
 
-// eventually polls cond until it holds (the agent plane works asynchronously).
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("never: %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // credential creates a tunnel credential with acl and returns its ID and token.
 func (c *tc) credential(acl ...string) (id, token string) {
 	c.t.Helper()
@@ -219,7 +207,7 @@ func TestAgentSessionLifecycle(t *testing.T) {
 
 	// Disconnecting ends the session.
 	_ = a.ws.Close(websocket.StatusNormalClosure, "bye")
-	eventually(t, "the session is gone", func() bool { return len(c.listIDs("/tunnel_sessions")) == 0 })
+	apiservertest.WaitUntil(t, "the session is gone", func() bool { return len(c.listIDs("/tunnel_sessions")) == 0 })
 	r := c.req("GET", "/tunnel_sessions/"+a.session, nil)
 	equal(t, "gone session", r.raw[:strings.Index(r.raw, `"details"`)], `{"status_code":404,"msg":"Resource not found",`)
 	evs = c.events()
@@ -321,7 +309,7 @@ func TestAgentBindACL(t *testing.T) {
 		}
 		_ = a.ws.Close(websocket.StatusNormalClosure, "")
 	}
-	eventually(t, "every tunnel is gone", func() bool { return len(c.listIDs("/tunnels")) == 0 })
+	apiservertest.WaitUntil(t, "every tunnel is gone", func() bool { return len(c.listIDs("/tunnels")) == 0 })
 
 	// Ownership and uniqueness.
 	otherAccount := c.as(c.srv.NewAccount(t))
@@ -400,7 +388,7 @@ func TestAgentTunnelGroups(t *testing.T) {
 	equal(t, "patched tunnels", c.ok(200, "GET", "/backends/tunnel_group/"+dev, nil)["tunnels"], []any{ref(bound.TunnelID, "/tunnels")})
 
 	_ = a.ws.Close(websocket.StatusNormalClosure, "")
-	eventually(t, "the group's tunnel is gone", func() bool {
+	apiservertest.WaitUntil(t, "the group's tunnel is gone", func() bool {
 		tunnels, _ := c.ok(200, "GET", "/backends/tunnel_group/"+prod, nil)["tunnels"].([]any)
 		return len(tunnels) == 0
 	})
@@ -415,7 +403,7 @@ func TestAgentHeartbeatTimeout(t *testing.T) {
 	alive := connectAgent(t, c.srv.URL, token)
 	silent := connectAgent(t, c.srv.URL, token, func(a *testAgent) { a.silent = true })
 	silent.waitClosed()
-	eventually(t, "the silent agent's session is gone", func() bool {
+	apiservertest.WaitUntil(t, "the silent agent's session is gone", func() bool {
 		return c.req("GET", "/tunnel_sessions/"+silent.session, nil).status == 404
 	})
 	// The agent that answers heartbeats stays connected through many intervals.
@@ -478,7 +466,7 @@ func TestAgentCommands(t *testing.T) {
 
 	// A gone session, an unknown one and another account's are the plain 404.
 	_ = a.ws.Close(websocket.StatusNormalClosure, "")
-	eventually(t, "the session is gone", func() bool { return c.req("GET", path, nil).status == 404 })
+	apiservertest.WaitUntil(t, "the session is gone", func() bool { return c.req("GET", path, nil).status == 404 })
 	c.fails(404, "", "POST", path+"/restart", map[string]any{})
 	c.fails(404, "", "POST", "/tunnel_sessions/"+ids.New(ids.TunnelSession)+"/stop", map[string]any{})
 	c.as(c.srv.NewAccount(t)).fails(404, "", "POST", "/tunnel_sessions/"+failing.session+"/update", map[string]any{})

@@ -51,12 +51,6 @@ func (c *tc) subscribe(target map[string]any, types ...string) string {
 	return dest
 }
 
-// waitUntil polls cond until it holds; a minute bounds a hung test, it times nothing.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	apiservertest.WaitUntil(t, what, cond)
-}
-
 // deliveries lists the admin view of a destination's deliveries, newest first.
 func (c *tc) deliveries(destination, state string) []map[string]any {
 	c.t.Helper()
@@ -131,7 +125,7 @@ func TestDeliveryRetriesInOrder(t *testing.T) {
 		}
 	}
 	equal(t, "each policy's update after its create, in order", got, want)
-	waitUntil(t, "every delivery recorded", func() bool { return len(c.deliveries(dest, "delivered")) == 6 })
+	apiservertest.WaitUntil(t, "every delivery recorded", func() bool { return len(c.deliveries(dest, "delivered")) == 6 })
 	oldest := c.deliveries(dest, "delivered")[5]
 	if oldest["attempts"].(float64) < 2 || oldest["last_error"] != "" || oldest["next_attempt_at"] != nil {
 		t.Fatalf("the first event's delivery after failures: %v", oldest)
@@ -145,7 +139,7 @@ func TestDeliveryGivesUpAfterItsAge(t *testing.T) {
 	dest := c.subscribe(dataStream(map[string]any{"creds": map[string]any{"access_key_id": testKeyID, "secret_access_key": awsSecret}}), "ip_policy_created.v0")
 	fake.Kinesis.SetDown(true)
 	c.ok(201, "POST", "/ip_policies", map[string]any{})
-	waitUntil(t, "a failed delivery", func() bool { return len(c.deliveries(dest, "failed")) == 1 })
+	apiservertest.WaitUntil(t, "a failed delivery", func() bool { return len(c.deliveries(dest, "failed")) == 1 })
 	failed := c.deliveries(dest, "failed")[0]
 	if failed["attempts"].(float64) < 1 || failed["last_error"] == "" || strings.Contains(str(failed["last_error"]), awsSecret) {
 		t.Fatalf("failed delivery: %v", failed)
@@ -154,7 +148,7 @@ func TestDeliveryGivesUpAfterItsAge(t *testing.T) {
 	fake.Kinesis.SetDown(false)
 	c.ok(201, "POST", "/ip_policies", map[string]any{})
 	fake.Kinesis.WaitFor(t, 1)
-	waitUntil(t, "the next event delivered", func() bool { return len(c.deliveries(dest, "delivered")) == 1 })
+	apiservertest.WaitUntil(t, "the next event delivered", func() bool { return len(c.deliveries(dest, "delivered")) == 1 })
 	equal(t, "retries logged", len(logs.FilterMessage("event delivery failed; will retry").AllUntimed()) > 0, true)
 	equal(t, "give-up logged", len(logs.FilterMessage("event delivery failed for good").AllUntimed()), 1)
 	noSecrets(t, logs, awsSecret)

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apiservertest"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/delivery/deliverytest"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sqlstore"
 )
@@ -147,8 +148,8 @@ func TestMetricsCountDeliveriesByTargetKind(t *testing.T) {
 	c.ok(201, "POST", "/ip_policies", map[string]any{})
 
 	fake.Kinesis.WaitFor(t, 1)
-	waitUntil(t, "the firehose delivery failed", func() bool { return len(c.deliveries(firehose, "failed")) == 1 })
-	waitUntil(t, "both outcomes counted", func() bool {
+	apiservertest.WaitUntil(t, "the firehose delivery failed", func() bool { return len(c.deliveries(firehose, "failed")) == 1 })
+	apiservertest.WaitUntil(t, "both outcomes counted", func() bool {
 		fams := scrape(t, c)
 		return series(fams, "warren_event_deliveries_total", "outcome", "delivered", "target", "data_stream").GetCounter().GetValue() == 1 &&
 			series(fams, "warren_event_deliveries_total", "outcome", "failed", "target", "delivery_stream").GetCounter().GetValue() == 1
@@ -174,7 +175,7 @@ func TestMetricsOutboxDepth(t *testing.T) {
 	fake.Kinesis.SetDown(true)
 	c.ok(201, "POST", "/ip_policies", map[string]any{})
 	c.ok(201, "POST", "/ip_policies", map[string]any{})
-	waitUntil(t, "a retried delivery counted", func() bool {
+	apiservertest.WaitUntil(t, "a retried delivery counted", func() bool {
 		return series(scrape(t, c), "warren_event_deliveries_total", "target", "data_stream", "outcome", "retried").GetCounter().GetValue() >= 1
 	})
 	equal(t, "pending deliveries", len(c.deliveries(dest, "pending")), 2)
@@ -220,7 +221,7 @@ func TestMetricsAgentSessions(t *testing.T) {
 	_ = a.ws.Close(websocket.StatusNormalClosure, "")
 	// The closed WebSocket's request is counted once its handler returns, not timed: it
 	// lasts as long as the agent stays.
-	waitUntil(t, "one session left, the other's request counted", func() bool {
+	apiservertest.WaitUntil(t, "one session left, the other's request counted", func() bool {
 		fams := scrape(t, c)
 		return series(fams, "warren_agent_sessions").GetGauge().GetValue() == 1 &&
 			series(fams, "warren_http_requests_total", "method", "GET", "pattern", "/agent/connect", "status", "101").GetCounter().GetValue() == 1

@@ -89,3 +89,16 @@ func WaitUntil(t testing.TB, what string, cond func() bool) {
 		}
 	}
 }
+
+// WaitState waits until agent's state satisfies cond, for agents a test runs itself; a
+// minute bounds a hung test.
+func WaitState(t testing.TB, agent *agentclient.Client, what string, cond func(agentclient.State) bool) agentclient.State {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	st, err := agent.Wait(ctx, cond)
+	if err != nil {
+		t.Fatalf("waiting until %s: %v", what, err)
+	}
+	return st
+}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apiservertest"
 	"github.com/warrenhq/terraform-provider-warren/internal/agentclient"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 )
@@ -113,17 +114,6 @@ func agree(t *testing.T, rs []*replica) []string {
 	return sessions
 }
 
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute) // bounds a hung test
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("never: %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // runAgent runs a real agent against a replica until the test ends; Run's result arrives on
 // the channel.
 func runAgent(t *testing.T, r *replica, token string, tunnels ...agentclient.TunnelConfig) (*agentclient.Client, chan error) {
@@ -145,19 +135,8 @@ func runAgent(t *testing.T, r *replica, token string, tunnels ...agentclient.Tun
 		case <-time.After(time.Minute):
 		}
 	})
-	waitAgent(t, agent, "the agent is ready", func(s agentclient.State) bool { return s.Ready })
+	apiservertest.WaitState(t, agent, "the agent is ready", func(s agentclient.State) bool { return s.Ready })
 	return agent, done
-}
-
-func waitAgent(t *testing.T, agent *agentclient.Client, what string, cond func(agentclient.State) bool) agentclient.State {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // bounds a hung test
-	defer cancel()
-	s, err := agent.Wait(ctx, cond)
-	if err != nil {
-		t.Fatalf("waiting until %s: %v", what, err)
-	}
-	return s
 }
 
 func runResult(t *testing.T, done chan error) error {
@@ -209,8 +188,8 @@ func TestAgentsAcrossReplicas(t *testing.T) {
 	}
 	// restart: the agent comes back with a new session, seen by both replicas.
 	two.ok(204, "POST", "/tunnel_sessions/"+first+"/restart", map[string]any{})
-	second := waitAgent(t, a, "a new session", func(s agentclient.State) bool { return s.Ready && s.SessionID != first }).SessionID
-	eventually(t, "the old session is gone", func() bool {
+	second := apiservertest.WaitState(t, a, "a new session", func(s agentclient.State) bool { return s.Ready && s.SessionID != first }).SessionID
+	apiservertest.WaitUntil(t, "the old session is gone", func() bool {
 		s1, _ := one.do("GET", "/tunnel_sessions/"+first, nil)
 		s2, _ := two.do("GET", "/tunnel_sessions/"+first, nil)
 		return s1 == 404 && s2 == 404
@@ -223,7 +202,7 @@ func TestAgentsAcrossReplicas(t *testing.T) {
 	if err := runResult(t, bDone); err != nil {
 		t.Fatalf("Run after stop: %v", err)
 	}
-	eventually(t, "the stopped agent's session is gone", func() bool { return len(two.ids("/tunnel_sessions", "tunnel_sessions")) == 1 })
+	apiservertest.WaitUntil(t, "the stopped agent's session is gone", func() bool { return len(two.ids("/tunnel_sessions", "tunnel_sessions")) == 1 })
 	if got := agree(t, rs); !slices.Equal(got, []string{second}) {
 		t.Fatalf("sessions after the stop %v, want [%s]", got, second)
 	}
