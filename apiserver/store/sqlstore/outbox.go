@@ -74,7 +74,7 @@ func (s *Store) Claim(ctx context.Context, holder string, now time.Time, lease t
 		if err != nil || destination == "" {
 			return err
 		}
-		rows, err := t.deliveries(ctx, ` JOIN events e ON e.id = d.event_id
+		rows, err := t.deliveries(ctx, true, `
 			WHERE d.destination_id = ? AND d.state = ? AND d.lease_until <= ? ORDER BY d.seq LIMIT ?`+t.d.ForUpdate,
 			destination, store.DeliveryPending, ms(now), limit)
 		if err != nil {
@@ -154,7 +154,7 @@ func (s *Store) Deliveries(ctx context.Context, q store.OutboxQuery) ([]*store.D
 		t := st.(*tx)
 		where, args := outboxWhere("deliveries", "d.", q)
 		var err error
-		out, err = t.deliveries(ctx, where, args...)
+		out, err = t.deliveries(ctx, false, where, args...)
 		return err
 	})
 	return out, err
@@ -195,15 +195,16 @@ func outboxWhere(table, prefix string, q store.OutboxQuery) (string, []any) {
 	return where, args
 }
 
-// deliveries reads deliveries d (and their events e, when tail joins them) selected by tail.
-func (t *tx) deliveries(ctx context.Context, tail string, args ...any) ([]*store.Delivery, error) {
-	joined := strings.HasPrefix(tail, " JOIN events e")
+// deliveries reads the deliveries d that tail selects, with their events e when withEvents.
+func (t *tx) deliveries(ctx context.Context, withEvents bool, tail string, args ...any) ([]*store.Delivery, error) {
 	cols := `SELECT d.seq, d.id, d.event_id, d.destination_id, d.account_id, d.state, d.attempts,
 		d.next_attempt_at, d.last_error, d.created_at, d.updated_at`
-	if joined {
+	from := " FROM deliveries d"
+	if withEvents {
 		cols += ", e.seq, e.type, e.created_at, e.payload"
+		from += " JOIN events e ON e.id = d.event_id"
 	}
-	rows, err := t.tx.QueryContext(ctx, t.d.rebind(cols+" FROM deliveries d"+tail), args...)
+	rows, err := t.tx.QueryContext(ctx, t.d.rebind(cols+from+tail), args...)
 	if err != nil {
 		return nil, err
 	}
@@ -216,14 +217,14 @@ func (t *tx) deliveries(ctx context.Context, tail string, args ...any) ([]*store
 			&next, &d.LastError, &created, &updated}
 		var e store.Event
 		var eventTime int64
-		if joined {
+		if withEvents {
 			dest = append(dest, &e.Seq, &e.Type, &eventTime, &e.Payload)
 		}
 		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
 		d.NextAttempt, d.CreatedAt, d.UpdatedAt = fromMS(next), fromMS(created), fromMS(updated)
-		if joined {
+		if withEvents {
 			e.ID, e.AccountID, e.Time = d.EventID, d.AccountID, fromMS(eventTime)
 			d.Event = &e
 		}
