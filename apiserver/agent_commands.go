@@ -202,28 +202,18 @@ func (s *Server) remoteCommand(ctx context.Context, sess *store.Object, name str
 	}
 }
 
-// pollCommands runs on every replica: it looks for commands that other replicas stored for
+// pollCommands runs on every replica every CommandPoll: it looks for commands that other replicas stored for
 // the agents connected here, and delivers them.
 func (h *agentHub) pollCommands() {
-	defer h.wg.Done()
-	tick := time.NewTicker(h.s.opts.Agents.CommandPoll)
-	defer tick.Stop()
-	for {
-		select {
-		case <-h.ctx.Done():
-			return
-		case <-tick.C:
-		}
-		accounts := map[string]bool{}
-		h.mu.Lock()
-		for _, a := range h.conns {
-			accounts[a.accountID] = true
-		}
-		h.mu.Unlock()
-		for account := range accounts {
-			if err := h.takeCommands(account); err != nil && h.ctx.Err() == nil {
-				h.s.log.Error("agent commands", zap.String("account_id", account), zap.Error(err))
-			}
+	accounts := map[string]bool{}
+	h.mu.Lock()
+	for _, a := range h.conns {
+		accounts[a.accountID] = true
+	}
+	h.mu.Unlock()
+	for account := range accounts {
+		if err := h.takeCommands(account); err != nil && h.ctx.Err() == nil {
+			h.s.log.Error("agent commands", zap.String("account_id", account), zap.Error(err))
 		}
 	}
 }

@@ -28,12 +28,27 @@ type leaseDoc struct {
 // reapBatch bounds the sessions ended in one transaction when a replica is swept.
 const reapBatch = 100
 
-// tend is the hub's one loop over time, run every heartbeat interval: it renews this
+// tend is the hub's work of each heartbeat interval: it renews this
 // replica's lease, beats its connections and sweeps the replicas whose leases ran out. One
 // loop and one store read for all connections, rather than a goroutine and a read each.
 func (h *agentHub) tend() {
+	retaken, err := h.renewLease(h.ctx)
+	if retaken {
+		h.s.log.Warn("agent replica lease had run out and was swept: its sessions were ended")
+	}
+	h.beat()
+	if err == nil {
+		err = h.sweep()
+	}
+	if err != nil && h.ctx.Err() == nil {
+		h.s.log.Error("agent replica lease", zap.Error(err))
+	}
+}
+
+// every runs fn every interval until the hub stops; the hub's loops are all of this shape.
+func (h *agentHub) every(interval time.Duration, fn func()) {
 	defer h.wg.Done()
-	tick := time.NewTicker(h.s.opts.Agents.Heartbeat)
+	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
 		select {
@@ -41,17 +56,7 @@ func (h *agentHub) tend() {
 			return
 		case <-tick.C:
 		}
-		retaken, err := h.renewLease(h.ctx)
-		if retaken {
-			h.s.log.Warn("agent replica lease had run out and was swept: its sessions were ended")
-		}
-		h.beat()
-		if err == nil {
-			err = h.sweep()
-		}
-		if err != nil && h.ctx.Err() == nil {
-			h.s.log.Error("agent replica lease", zap.Error(err))
-		}
+		fn()
 	}
 }
 

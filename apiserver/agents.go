@@ -119,8 +119,8 @@ func newAgentHub(ctx context.Context, s *Server) (*agentHub, error) {
 		return nil, err
 	}
 	h.wg.Add(2)
-	go h.pollCommands()
-	go h.tend()
+	go h.every(s.opts.Agents.CommandPoll, h.pollCommands)
+	go h.every(s.opts.Agents.Heartbeat, h.tend)
 	return h, nil
 }
 
