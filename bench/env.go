@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/warrenhq/terraform-provider-warren/apiserver"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store/postgres"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store/postgres/pgcluster"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sqlite"
+	"github.com/warrenhq/terraform-provider-warren/internal/ids"
+)
+
+// env is what the sections share: a scratch directory, a durable PostgreSQL cluster started
+// on first use, and the run's size.
+type env struct {
+	quick bool
+	dir   string
+
+	pgOnce sync.Once
+	pg     *pgcluster.Cluster
+	pgErr  error
+}
+
+func newEnv(quick bool) (*env, error) {
+	dir, err := os.MkdirTemp("", "warren-bench-")
+	if err != nil {
+		return nil, err
+	}
+	return &env{quick: quick, dir: dir}, nil
+}
+
+func (e *env) close() {
+	if e.pg != nil {
+		e.pg.Stop()
+	}
+	os.RemoveAll(e.dir)
+}
+
+func (e *env) logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+}
+
+// size picks the full-run or the quick-run value.
+func size[T any](e *env, full, quick T) T {
+	if e.quick {
+		return quick
+	}
+	return full
+}
+
+// postgresDatabase returns the DSN of a new empty database in a durable cluster (fsync and
+// synchronous commit on, as in production).
+func (e *env) postgresDatabase() (string, error) {
+	e.pgOnce.Do(func() { e.pg, e.pgErr = pgcluster.Start(pgcluster.Options{Durable: true, Port: 40000 + os.Getpid()%20000}) })
+	if e.pgErr != nil {
+		return "", fmt.Errorf("PostgreSQL: %w", e.pgErr)
+	}
+	return e.pg.NewDatabase()
+}
+
+// database kinds a section can run Warren on.
+const (
+	onSQLite   = "SQLite"
+	onPostgres = "PostgreSQL"
+)
+
+// openStore opens a new empty store of the kind.
+func (e *env) openStore(ctx context.Context, kind string) (store.Store, error) {
+	switch kind {
+	case onSQLite:
+		dir, err := os.MkdirTemp(e.dir, "sqlite-")
+		if err != nil {
+			return nil, err
+		}
+		return sqlite.Open(ctx, filepath.Join(dir, "warren.db"))
+	case onPostgres:
+		dsn, err := e.postgresDatabase()
+		if err != nil {
+			return nil, err
+		}
+		return postgres.Open(ctx, dsn)
+	}
+	return nil, fmt.Errorf("unknown database %q", kind)
+}
+
+// warren is a Warren server running in this process on a real TCP listener, with the
+// server's defaults unless configure changes them.
+type warren struct {
+	URL, Token string
+	Store      store.Store
+	Server     *apiserver.Server
+	close      func()
+}
+
+func (e *env) startWarren(ctx context.Context, db store.Store, configure ...func(*apiserver.Options)) (*warren, error) {
+	w := &warren{Token: ids.NewToken(ids.New(ids.APIKey)), Store: db}
+	var handler http.Handler
+	ts := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) { handler.ServeHTTP(rw, r) }))
+	opts := apiserver.Options{Store: db, BaseURL: ts.URL, BootstrapAPIKey: w.Token}
+	for _, f := range configure {
+		f(&opts)
+	}
+	srv, err := apiserver.New(ctx, opts)
+	if err != nil {
+		ts.Close()
+		return nil, err
+	}
+	handler, w.Server, w.URL = srv, srv, ts.URL
+	w.close = func() { ts.Close(); _ = srv.Close() }
+	return w, nil
+}
+
+// Close stops the server and closes its store.
+func (w *warren) Close() {
+	w.close()
+	_ = w.Store.Close()
+}
+
+// noRateLimit turns the rate limit off, for sections that send more than any allowance.
+func noRateLimit(o *apiserver.Options) { o.RateLimit = -1 }
