@@ -59,7 +59,9 @@ func size[T any](e *env, full, quick T) T {
 // postgresDatabase returns the DSN of a new empty database in a durable cluster (fsync and
 // synchronous commit on, as in production).
 func (e *env) postgresDatabase() (string, error) {
-	e.pgOnce.Do(func() { e.pg, e.pgErr = pgcluster.Start(pgcluster.Options{Durable: true, Port: 40000 + os.Getpid()%20000}) })
+	e.pgOnce.Do(func() {
+		e.pg, e.pgErr = pgcluster.Start(pgcluster.Options{Durable: true, Port: 40000 + os.Getpid()%20000})
+	})
 	if e.pgErr != nil {
 		return "", fmt.Errorf("PostgreSQL: %w", e.pgErr)
 	}
