@@ -1,0 +1,197 @@
+package apiserver_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+
+	"github.com/warrenhq/terraform-provider-warren/apiserver"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sqlite"
+	"github.com/warrenhq/terraform-provider-warren/internal/ids"
+)
+
+// openAPIFile is the committed OpenAPI document, generated for this fixed server URL.
+const (
+	openAPIFile      = "testdata/openapi.json"
+	openAPIServerURL = "http://warren.test"
+)
+
+// TestOpenAPIDocument pins GET /openapi.json in testdata/openapi.json: served without
+// authentication as JSON, a valid OpenAPI 3.1 document (kin-openapi's loader and Validate,
+// schemas checked as JSON Schema 2020-12) with an operation for every route of the route
+// table. Regenerate with: go test ./apiserver -run TestOpenAPIDocument -update
+func TestOpenAPIDocument(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "warren.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	srv, err := apiserver.New(ctx, apiserver.Options{Store: db, BaseURL: openAPIServerURL, BootstrapAPIKey: ids.NewToken(ids.New(ids.APIKey))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+
+	req, _ := http.NewRequest("GET", openAPIServerURL+"/openapi.json", nil) // no Authorization, no Service-Version
+	rec := &recorder{header: http.Header{}}
+	srv.ServeHTTP(rec, req)
+	if rec.status != 200 || rec.header.Get("Content-Type") != "application/json" {
+		t.Fatalf("GET /openapi.json: %d %q: %s", rec.status, rec.header.Get("Content-Type"), rec.body.String())
+	}
+	got := rec.body.String()
+	if *update {
+		if err := os.WriteFile(openAPIFile, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(openAPIFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Fatalf("GET /openapi.json differs from %s; if the API changed, run: go test ./apiserver -run TestOpenAPIDocument -update", openAPIFile)
+	}
+
+	doc, err := openapi3.NewLoader().LoadFromData(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := doc.Validate(ctx); err != nil {
+		t.Fatalf("the document is not valid: %v", err)
+	}
+	if doc.OpenAPI != "3.1.0" || !doc.IsOpenAPI31OrLater() || doc.Servers[0].URL != openAPIServerURL {
+		t.Fatalf("openapi %q, servers %v", doc.OpenAPI, doc.Servers)
+	}
+	routes, err := os.ReadFile("testdata/routes.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := 0
+	for _, route := range strings.Fields(strings.ReplaceAll(string(routes), " ", "_")) {
+		method, path, _ := strings.Cut(route, "_")
+		item := doc.Paths.Value(path)
+		if item == nil || item.GetOperation(method) == nil {
+			t.Errorf("%s %s has no operation in the document", method, path)
+		}
+		ops++
+	}
+	for _, item := range doc.Paths.Map() {
+		ops -= len(item.Operations())
+	}
+	if ops != 0 {
+		t.Errorf("the document has %d operations more than the route table", -ops)
+	}
+
+	// Spot checks that the schemas say what the wire has.
+	key := doc.Components.Schemas["APIKey"].Value
+	if !key.Properties["created_at"].Value.Type.Is("string") || key.Properties["created_at"].Value.Format != "date-time" {
+		t.Errorf("APIKey.created_at: %+v", key.Properties["created_at"].Value)
+	}
+	list := doc.Paths.Value("/api_keys").Get.Responses.Status(200).Value.Content.Get("application/json").Schema.Value
+	if list.Properties["keys"].Value.Items.Ref != "#/components/schemas/APIKey" || !list.Properties["next_page_uri"].Value.Type.Includes("null") {
+		t.Errorf("the api_keys page: %+v", list.Properties)
+	}
+	if doc.Paths.Value("/healthz").Get.Security == nil || len(*doc.Paths.Value("/healthz").Get.Security) != 0 {
+		t.Errorf("/healthz must need no authentication")
+	}
+}
+
+// recorder is a minimal http.ResponseWriter for calling the server's handler directly.
+type recorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (r *recorder) Header() http.Header { return r.header }
+func (r *recorder) WriteHeader(s int)   { r.status = s }
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = 200
+	}
+	return r.body.Write(b)
+}
+
+// openAPI is the committed document, loaded once for checking every answer of the handler
+// tests, and a mux of its operations to find the one a request names.
+var openAPI = sync.OnceValues(func() (*openapi3.T, error) {
+	data, err := os.ReadFile(openAPIFile)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := openapi3.NewLoader().LoadFromData(data)
+	if err != nil {
+		return nil, err
+	}
+	return doc, doc.Validate(context.Background())
+})
+
+var openAPIMux = sync.OnceValue(func() *http.ServeMux {
+	mux := http.NewServeMux()
+	doc, err := openAPI()
+	if err != nil {
+		return mux
+	}
+	for path, item := range doc.Paths.Map() {
+		for method := range item.Operations() {
+			mux.HandleFunc(method+" "+path, func(http.ResponseWriter, *http.Request) {})
+		}
+	}
+	return mux
+})
+
+// checkOpenAPI fails the test unless the server's answer to req matches the document: the
+// operation's response for its status (or the error body for an error), its content type
+// and its schema. An answer to a request no operation describes (an unknown path, the wrong
+// method) must be the error body.
+func checkOpenAPI(t testing.TB, req *http.Request, status int, header http.Header, body []byte) {
+	t.Helper()
+	doc, err := openAPI()
+	if err != nil {
+		t.Fatalf("loading %s: %v", openAPIFile, err)
+	}
+	_, pattern := openAPIMux().Handler(req)
+	method, path, _ := strings.Cut(pattern, " ")
+	var operation *openapi3.Operation
+	if item := doc.Paths.Value(path); item != nil && method == req.Method {
+		operation = item.GetOperation(method)
+	}
+	if operation == nil {
+		if status < 400 {
+			return // a CORS preflight, answered before the routes
+		}
+		var v any
+		if err := json.Unmarshal(body, &v); err != nil {
+			t.Fatalf("%s %s: %d answer is not JSON: %q", req.Method, req.URL.Path, status, body)
+		}
+		if err := doc.Components.Schemas["Error"].Value.VisitJSON(v, openapi3.EnableJSONSchema2020()); err != nil {
+			t.Fatalf("%s %s: the %d answer is not the error body of the OpenAPI document: %v\n%s", req.Method, req.URL.Path, status, err, body)
+		}
+		return
+	}
+	input := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{
+			Request: req,
+			Route:   &routers.Route{Spec: doc, Path: path, PathItem: doc.Paths.Value(path), Method: method, Operation: operation},
+		},
+		Status:  status,
+		Header:  header,
+		Body:    io.NopCloser(bytes.NewReader(body)),
+		Options: &openapi3filter.Options{IncludeResponseStatus: true},
+	}
+	if err := openapi3filter.ValidateResponse(context.Background(), input); err != nil {
+		t.Fatalf("%s %s: the %d answer does not match the OpenAPI document (%s %s): %v\n%s", req.Method, req.URL.Path, status, method, path, err, body)
+	}
+}
