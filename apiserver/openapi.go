@@ -3,6 +3,7 @@ package apiserver
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"reflect"
 	"slices"
@@ -68,7 +69,7 @@ func (s *Server) serveOpenAPI(w http.ResponseWriter, r *http.Request) {
 // openAPIDocument generates the document of the server's route table, with the server's
 // BaseURL as its server.
 func (s *Server) openAPIDocument() ([]byte, error) {
-	g := &openAPIGen{schemas: map[schemaKey]*openapi3.Schema{}, names: map[string]schemaKey{}}
+	g := &openAPIGen{schemas: map[schemaKey]*openapi3.Schema{}, names: map[string]schemaKey{}, params: openapi3.ParametersMap{}}
 	doc, err := g.document(s.opts.BaseURL, s.Routes(), s.ops)
 	if err != nil {
 		return nil, err
@@ -87,6 +88,7 @@ type schemaKey struct {
 type openAPIGen struct {
 	schemas map[schemaKey]*openapi3.Schema
 	names   map[string]schemaKey
+	params  openapi3.ParametersMap
 	err     error
 }
 
@@ -131,24 +133,15 @@ func (g *openAPIGen) document(baseURL string, patterns []string, ops map[string]
 		}
 		item.SetOperation(method, o)
 	}
-	for _, name := range slices.Sorted(mapKeys(tags)) {
+	for _, name := range slices.Sorted(maps.Keys(tags)) {
 		doc.Tags = append(doc.Tags, &openapi3.Tag{Name: name})
 	}
+	components.Parameters = g.params
 	components.Schemas = openapi3.Schemas{}
 	for name, key := range g.names {
 		components.Schemas[name] = &openapi3.SchemaRef{Value: g.schemas[key]}
 	}
 	return doc, g.err
-}
-
-func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
-	return func(yield func(K) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 func (a authKind) scheme() string {
@@ -181,21 +174,21 @@ func (g *openAPIGen) operation(method, path string, ro routeOp) *openapi3.Operat
 	if ro.auth == authAPI {
 		version := openapi3.NewStringSchema()
 		version.Enum = []any{api.Version}
-		g.param(o, openapi3.NewHeaderParameter(api.VersionHeader).WithRequired(true).WithSchema(version).
+		g.shared(o, "ServiceVersion", openapi3.NewHeaderParameter(api.VersionHeader).WithRequired(true).WithSchema(version).
 			WithDescription("The API version."))
 		if method == http.MethodPost {
 			key := openapi3.NewStringSchema().WithMaxLength(api.IdempotencyKeyMaxLen)
-			g.param(o, openapi3.NewHeaderParameter(api.IdempotencyKeyHeader).WithSchema(key).
+			g.shared(o, "IdempotencyKey", openapi3.NewHeaderParameter(api.IdempotencyKeyHeader).WithSchema(key).
 				WithDescription("Runs the POST once per account and key; the first answer is replayed for 24 h with Idempotent-Replayed: true."))
 		}
 	}
 	if ro.list != "" {
-		g.param(o, openapi3.NewQueryParameter("limit").WithSchema(openapi3.NewIntegerSchema().WithMin(1).WithMax(maxLimit)).
+		g.shared(o, "limit", openapi3.NewQueryParameter("limit").WithSchema(openapi3.NewIntegerSchema().WithMin(1).WithMax(maxLimit)).
 			WithDescription("The page size (default "+strconv.Itoa(defaultLimit)+")."))
-		g.param(o, openapi3.NewQueryParameter("before_id").WithSchema(openapi3.NewStringSchema()).
+		g.shared(o, "before_id", openapi3.NewQueryParameter("before_id").WithSchema(openapi3.NewStringSchema()).
 			WithDescription("The page after this ID (next_page_uri holds it)."))
 		if ro.filter {
-			g.param(o, openapi3.NewQueryParameter("filter").WithSchema(openapi3.NewStringSchema()).
+			g.shared(o, "filter", openapi3.NewQueryParameter("filter").WithSchema(openapi3.NewStringSchema()).
 				WithDescription("A CEL expression over the objects' filterable members."))
 		}
 		for _, q := range ro.query {
@@ -239,6 +232,14 @@ func (g *openAPIGen) operation(method, path string, ro routeOp) *openapi3.Operat
 
 func (g *openAPIGen) param(o *openapi3.Operation, p *openapi3.Parameter) {
 	o.Parameters = append(o.Parameters, &openapi3.ParameterRef{Value: p})
+}
+
+// shared adds a parameter that many operations have, once under components.
+func (g *openAPIGen) shared(o *openapi3.Operation, name string, p *openapi3.Parameter) {
+	if _, ok := g.params[name]; !ok {
+		g.params[name] = &openapi3.ParameterRef{Value: p}
+	}
+	o.Parameters = append(o.Parameters, &openapi3.ParameterRef{Ref: "#/components/parameters/" + name, Value: g.params[name].Value})
 }
 
 // page is the list envelope of api.md: the items under member, the list's uri and the next
@@ -365,17 +366,15 @@ func (g *openAPIGen) component(t reflect.Type, request bool) *openapi3.SchemaRef
 
 // object is the schema of a struct's JSON members, embedded structs' members inline as
 // encoding/json writes them. An answer has every member without omitempty (required), and a
-// pointer member without omitempty may be null; a request may omit any member or give it
-// null (decodeBody). No other members are sent or accepted.
+// pointer, slice or map member without omitempty may be null; a request may omit any member
+// or give it null (decodeBody). No other members are sent or accepted.
 func (g *openAPIGen) object(t reflect.Type, request bool) *openapi3.Schema {
 	s := openapi3.NewObjectSchema()
 	s.AdditionalProperties = openapi3.AdditionalProperties{Has: new(false)}
 	wireFields(t, func(name string, omitempty bool, ft reflect.Type) {
 		member := g.schema(ft, request)
-		if strings.HasSuffix(name, "_at") && member.Ref == "" && member.Value.Type.Is(openapi3.TypeString) {
-			member.Value.Format = "date-time" // the API's timestamps are strings (api.TimeFormat)
-		}
-		if request || (ft.Kind() == reflect.Pointer && !omitempty) {
+		// encoding/json writes a nil pointer, slice or map as null unless omitempty drops it.
+		if k := ft.Kind(); request || (!omitempty && (k == reflect.Pointer || k == reflect.Slice || k == reflect.Map)) {
 			member = nullable(member)
 		}
 		s.Properties[name] = member
