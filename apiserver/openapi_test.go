@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -195,4 +197,61 @@ func checkOpenAPI(t testing.TB, req *http.Request, status int, header http.Heade
 	if err := openapi3filter.ValidateResponse(context.Background(), input); err != nil {
 		t.Fatalf("%s %s: the %d answer does not match the OpenAPI document (%s %s): %v\n%s", req.Method, req.URL.Path, status, method, path, err, body)
 	}
+}
+
+// TestOpenAPIChecksAnswers shows that the check of every answer rejects what the document
+// does not allow: a missing or an extra member, a wrong type, an undeclared content type,
+// and a body other than the error body on a path no route serves.
+func TestOpenAPIChecksAnswers(t *testing.T) {
+	get, _ := http.NewRequest("GET", "http://warren.test/api_keys/ak_x", nil)
+	unknown, _ := http.NewRequest("GET", "http://warren.test/no_such_thing", nil)
+	key := `{"id":"ak_x","uri":"u","created_at":"2030-01-01T00:00:00Z","description":"","metadata":"","owner_id":"usr_x","token":null}`
+	jsonType := http.Header{"Content-Type": {"application/json"}}
+	for _, tt := range []struct {
+		name   string
+		req    *http.Request
+		status int
+		header http.Header
+		body   string
+		ok     bool
+	}{
+		{"the object", get, 200, jsonType, key, true},
+		{"an error", get, 404, jsonType, `{"status_code":404,"msg":"Resource not found","details":{"operation_id":"op_x"}}`, true},
+		{"a member missing", get, 200, jsonType, strings.Replace(key, `"owner_id":"usr_x",`, "", 1), false},
+		{"a member more", get, 200, jsonType, strings.Replace(key, `"token":null`, `"token":null,"secret":"s"`, 1), false},
+		{"a wrong type", get, 200, jsonType, strings.Replace(key, `"metadata":""`, `"metadata":1`, 1), false},
+		{"not JSON", get, 200, http.Header{"Content-Type": {"text/plain"}}, key, false},
+		{"an error without its status", get, 404, jsonType, `{"msg":"Resource not found","details":{}}`, false},
+		{"an unknown path's error", unknown, 404, jsonType, `{"status_code":404,"msg":"Resource not found","details":{"path":"/no_such_thing"}}`, true},
+		{"an unknown path's other body", unknown, 404, jsonType, `{"oops":true}`, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := &fatalRecorder{TB: t}
+			func() {
+				defer func() {
+					if p := recover(); p != nil && p != errFatal {
+						panic(p)
+					}
+				}()
+				checkOpenAPI(rec, tt.req, tt.status, tt.header, []byte(tt.body))
+			}()
+			if rec.failed == tt.ok {
+				t.Fatalf("checkOpenAPI failed: %v, want %v: %s", rec.failed, !tt.ok, rec.msg)
+			}
+		})
+	}
+}
+
+// fatalRecorder records a Fatalf instead of ending the test, to test a checker.
+type fatalRecorder struct {
+	testing.TB
+	failed bool
+	msg    string
+}
+
+var errFatal = errors.New("fatal")
+
+func (r *fatalRecorder) Fatalf(format string, args ...any) {
+	r.failed, r.msg = true, fmt.Sprintf(format, args...)
+	panic(errFatal)
 }
