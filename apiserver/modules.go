@@ -113,7 +113,7 @@ func underMember(err error, member string) error {
 // registerModule serves PUT, GET and DELETE <path>/{id}/<module>.
 func (f *family[T, P, C, U]) registerModule(s *Server, mux *router, m module[P]) {
 	path := f.def.Path + "/{id}/" + m.name
-	mux.api("PUT "+path, op{in: m.in, out: m.out}, func(c *call) error {
+	mux.api("PUT "+path, op{in: m.in, out: m.out, wrapper: "module"}, func(c *call) error {
 		raw, err := c.readBody()
 		if err != nil {
 			return err

@@ -46,6 +46,8 @@ type op struct {
 	query  []string
 	// contentType is the success body's type when it is not JSON (the metrics' text).
 	contentType string
+	// wrapper: the body may also come as the only member of this name (a module's PUT).
+	wrapper string
 }
 
 // routeOp is a route's op and how it authenticates.
@@ -196,8 +198,16 @@ func (g *openAPIGen) operation(method, path string, ro routeOp) *openapi3.Operat
 		}
 	}
 	if ro.in != nil {
+		body := g.schema(ro.in, true)
+		if ro.wrapper != "" {
+			wrapped := openapi3.NewObjectSchema().WithPropertyRef(ro.wrapper, body)
+			wrapped.Required = []string{ro.wrapper}
+			wrapped.AdditionalProperties = openapi3.AdditionalProperties{Has: new(false)}
+			body = (&openapi3.Schema{AnyOf: openapi3.SchemaRefs{body, wrapped.NewRef()}}).NewRef()
+		}
+		// Not required: an empty body stands for {} (readBody).
 		o.RequestBody = &openapi3.RequestBodyRef{Value: openapi3.NewRequestBody().
-			WithContent(openapi3.NewContentWithJSONSchemaRef(g.schema(ro.in, true)))}
+			WithContent(openapi3.NewContentWithJSONSchemaRef(body))}
 	}
 	statuses := ro.status
 	if statuses == nil {

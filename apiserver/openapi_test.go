@@ -109,6 +109,15 @@ func TestOpenAPIDocument(t *testing.T) {
 	if doc.Paths.Value("/healthz").Get.Security == nil || len(*doc.Paths.Value("/healthz").Get.Security) != 0 {
 		t.Errorf("/healthz must need no authentication")
 	}
+
+	// Each server names itself: its BaseURL is the document's server.
+	c := newTC(t)
+	served := c.req("GET", "/openapi.json", nil, "Authorization", "", "Service-Version", "")
+	if served.status != 200 || served.header.Get("Content-Type") != "application/json" {
+		t.Fatalf("GET /openapi.json: %d %s", served.status, served.raw)
+	}
+	servers, _ := served.body["servers"].([]any)
+	equal(t, "servers", servers, []any{map[string]any{"url": c.srv.URL}})
 }
 
 // recorder is a minimal http.ResponseWriter for calling the server's handler directly.
