@@ -46,7 +46,7 @@ type storedCommand struct {
 // sessionCommandRoutes registers the three commands.
 func sessionCommandRoutes(v *view[api.TunnelSession], s *Server, mux *router) {
 	for _, name := range []string{agentproto.CommandRestart, agentproto.CommandStop, agentproto.CommandUpdate} {
-		mux.Handle("POST "+v.def.Path+"/{id}/"+name, s.apiRoute(func(c *call) error {
+		mux.api("POST "+v.def.Path+"/{id}/"+name, op{in: typeOf[struct{}](), status: noContent}, func(c *call) error {
 			var in struct{}
 			if _, err := c.decodeBody(&in); err != nil {
 				return err
@@ -71,7 +71,7 @@ func sessionCommandRoutes(v *view[api.TunnelSession], s *Server, mux *router) {
 				return err
 			}
 			return c.noContent()
-		}))
+		})
 	}
 }
 

@@ -231,7 +231,8 @@ func eventSourceRoutes(f *family[api.EventSubscription, *api.EventSubscription, 
 		}
 		return f.rendered(c, sub, ""), nil
 	}
-	mux.Handle("POST "+path, s.apiRoute(func(c *call) error {
+	source := typeOf[api.EventSource]()
+	mux.api("POST "+path, op{in: typeOf[api.EventSourceCreate](), out: source, status: created}, func(c *call) error {
 		var in api.EventSourceCreate
 		if _, err := c.decodeBody(&in); err != nil {
 			return err
@@ -255,14 +256,14 @@ func eventSourceRoutes(f *family[api.EventSubscription, *api.EventSubscription, 
 			return err
 		}
 		return c.writeJSON(http.StatusCreated, api.EventSource{Type: typ, URI: sourcesURI(c, w.obj.ID) + "/" + typ})
-	}))
-	mux.Handle("GET "+path, s.apiRoute(func(c *call) error {
+	})
+	mux.api("GET "+path, op{out: typeOf[api.EventSourceList]()}, func(c *call) error {
 		sub, err := read(c)
 		if err != nil {
 			return err
 		}
 		return c.writeJSON(http.StatusOK, api.EventSourceList{Sources: sub.Sources, URI: sourcesURI(c, sub.ID)})
-	}))
+	})
 	getOne := func(c *call) error {
 		sub, err := read(c)
 		if err != nil {
@@ -274,14 +275,14 @@ func eventSourceRoutes(f *family[api.EventSubscription, *api.EventSubscription, 
 		}
 		return c.writeJSON(http.StatusOK, src)
 	}
-	mux.Handle("GET "+path+"/{type}", s.apiRoute(getOne))
-	mux.Handle("PATCH "+path+"/{type}", s.apiRoute(func(c *call) error {
+	mux.api("GET "+path+"/{type}", op{out: source}, getOne)
+	mux.api("PATCH "+path+"/{type}", op{in: typeOf[api.EventSourceUpdate](), out: source}, func(c *call) error {
 		if _, err := c.decodeBody(&api.EventSourceUpdate{}); err != nil {
 			return err
 		}
 		return getOne(c)
-	}))
-	mux.Handle("DELETE "+path+"/{type}", s.apiRoute(func(c *call) error {
+	})
+	mux.api("DELETE "+path+"/{type}", op{status: noContent}, func(c *call) error {
 		_, err := f.modify(c, func(w *write[*api.EventSubscription]) error {
 			src, err := one(c, w.obj)
 			if err != nil {
@@ -295,5 +296,5 @@ func eventSourceRoutes(f *family[api.EventSubscription, *api.EventSubscription, 
 			return err
 		}
 		return c.noContent()
-	}))
+	})
 }

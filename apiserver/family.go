@@ -70,13 +70,14 @@ func (f *family[T, P, C, U]) collection() collection {
 // families listed inside their parent), GET, PATCH and DELETE <path>/{id}, and PUT, GET and
 // DELETE <path>/{id}/<module> for each module.
 func (f *family[T, P, C, U]) register(s *Server, mux *router) {
-	mux.Handle("POST "+f.def.Path, s.apiRoute(f.handleCreate))
+	obj := typeOf[T]()
+	mux.api("POST "+f.def.Path, op{in: typeOf[C](), out: obj, status: created}, f.handleCreate)
 	if !f.def.NoList {
-		mux.Handle("GET "+f.def.Path, s.apiRoute(f.handleList))
+		mux.api("GET "+f.def.Path, op{out: obj, list: f.def.Member, filter: f.filter != nil}, f.handleList)
 	}
-	mux.Handle("GET "+f.def.Path+"/{id}", s.apiRoute(f.handleGet))
-	mux.Handle("PATCH "+f.def.Path+"/{id}", s.apiRoute(f.handleUpdate))
-	mux.Handle("DELETE "+f.def.Path+"/{id}", s.apiRoute(f.handleDelete))
+	mux.api("GET "+f.def.Path+"/{id}", op{out: obj}, f.handleGet)
+	mux.api("PATCH "+f.def.Path+"/{id}", op{in: typeOf[U](), out: obj}, f.handleUpdate)
+	mux.api("DELETE "+f.def.Path+"/{id}", op{status: noContent}, f.handleDelete)
 	for _, m := range f.modules {
 		f.registerModule(s, mux, m)
 	}

@@ -138,6 +138,7 @@ func fuzzSend(t testing.TB, srv *apiservertest.Server, method, path string, body
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
+	checkOpenAPI(t, req, resp.StatusCode, resp.Header, data)
 	var out map[string]any
 	if len(data) > 0 || resp.StatusCode != http.StatusNoContent {
 		if err := json.Unmarshal(data, &out); err != nil {

@@ -84,6 +84,7 @@ func (c *tc) req(method, path string, body any, hdr ...string) response {
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
+	checkOpenAPI(c.t, httpReq, resp.StatusCode, resp.Header, data)
 	out := response{status: resp.StatusCode, header: resp.Header, raw: string(data)}
 	if len(data) > 0 {
 		if err := json.Unmarshal(data, &out.body); err != nil {

@@ -2,6 +2,7 @@ package apiserver_test
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/netip"
 	"testing"
@@ -205,10 +206,11 @@ func TestTwoAuthorizationHeaders(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var body map[string]any
-		err = json.NewDecoder(resp.Body).Decode(&body)
+		data, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if err != nil {
+		checkOpenAPI(t, req, resp.StatusCode, resp.Header, data)
+		var body map[string]any
+		if err := json.Unmarshal(data, &body); err != nil {
 			t.Fatal(err)
 		}
 		equal(t, route.path+" status", resp.StatusCode, 403)

@@ -3,6 +3,7 @@ package apiserver
 import (
 	"bytes"
 	"net/http"
+	"reflect"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -34,17 +35,20 @@ type moduleDef[P any, Req any, Resp any] struct {
 
 // module is a moduleDef with its types erased, as its owner's family holds it.
 type module[P any] struct {
-	name   string
-	set    func(w *write[P], raw []byte) error // decode strictly, build, set
-	get    func(obj P) any                     // nil when not configured
-	clear  func(obj P)
-	refs   func(obj P) []string
-	render func(c *call, obj P)
+	name    string
+	in, out reflect.Type                        // Req and Resp, for the OpenAPI document
+	set     func(w *write[P], raw []byte) error // decode strictly, build, set
+	get     func(obj P) any                     // nil when not configured
+	clear   func(obj P)
+	refs    func(obj P) []string
+	render  func(c *call, obj P)
 }
 
 func (d moduleDef[P, Req, Resp]) erase() module[P] {
 	return module[P]{
 		name: d.name,
+		in:   typeOf[Req](),
+		out:  typeOf[Resp](),
 		set: func(w *write[P], raw []byte) error {
 			in := new(Req)
 			if _, err := decodeObject(raw, in); err != nil {
@@ -109,7 +113,7 @@ func underMember(err error, member string) error {
 // registerModule serves PUT, GET and DELETE <path>/{id}/<module>.
 func (f *family[T, P, C, U]) registerModule(s *Server, mux *router, m module[P]) {
 	path := f.def.Path + "/{id}/" + m.name
-	mux.Handle("PUT "+path, s.apiRoute(func(c *call) error {
+	mux.api("PUT "+path, op{in: m.in, out: m.out, wrapper: "module"}, func(c *call) error {
 		raw, err := c.readBody()
 		if err != nil {
 			return err
@@ -123,8 +127,8 @@ func (f *family[T, P, C, U]) registerModule(s *Server, mux *router, m module[P])
 			return err
 		}
 		return c.writeJSON(http.StatusOK, m.get(f.rendered(c, w.obj, w.parentID)))
-	}))
-	mux.Handle("GET "+path, s.apiRoute(func(c *call) error {
+	})
+	mux.api("GET "+path, op{out: m.out}, func(c *call) error {
 		var obj P
 		var stored *store.Object
 		err := c.s.opts.Store.Read(c.r.Context(), func(tx store.Tx) (err error) {
@@ -138,8 +142,8 @@ func (f *family[T, P, C, U]) registerModule(s *Server, mux *router, m module[P])
 			return notFound()
 		}
 		return c.writeJSON(http.StatusOK, m.get(f.rendered(c, obj, stored.ParentID)))
-	}))
-	mux.Handle("DELETE "+path, s.apiRoute(func(c *call) error {
+	})
+	mux.api("DELETE "+path, op{status: noContent}, func(c *call) error {
 		_, err := f.modify(c, func(w *write[P]) error {
 			if m.get(w.obj) == nil {
 				return notFound()
@@ -151,7 +155,7 @@ func (f *family[T, P, C, U]) registerModule(s *Server, mux *router, m module[P])
 			return err
 		}
 		return c.noContent()
-	}))
+	})
 }
 
 // unwrapModule returns the module of a PUT body: the body itself, or the value of its only

@@ -100,7 +100,7 @@ var orchestratorOperators = &family[api.OrchestratorOperator, *api.OrchestratorO
 		return nil
 	},
 	routes: func(f *family[api.OrchestratorOperator, *api.OrchestratorOperator, api.OrchestratorOperatorCreate, api.OrchestratorOperatorUpdate], s *Server, mux *router) {
-		mux.Handle("GET "+f.def.Path+"/{id}/bound_endpoints", s.apiRoute(func(c *call) error { return boundEndpoints(f, c) }))
+		mux.api("GET "+f.def.Path+"/{id}/bound_endpoints", op{out: typeOf[api.Endpoint](), list: api.Endpoints.Member}, func(c *call) error { return boundEndpoints(f, c) })
 	},
 }
 
@@ -361,5 +361,5 @@ func boundEndpoints(f *family[api.OrchestratorOperator, *api.OrchestratorOperato
 	if err != nil {
 		return err
 	}
-	return c.writeList(f.def.Path+"/"+c.r.PathValue("id")+"/bound_endpoints", "endpoints", q, items, lastID, more)
+	return c.writeList(f.def.Path+"/"+c.r.PathValue("id")+"/bound_endpoints", api.Endpoints.Member, q, items, lastID, more)
 }

@@ -102,12 +102,12 @@ var reservedDomains = &family[api.ReservedDomain, *api.ReservedDomain, api.Reser
 // reservedDomainRoutes registers the two detach endpoints (details.md §6.5), 204 on success.
 func reservedDomainRoutes(f *family[api.ReservedDomain, *api.ReservedDomain, api.ReservedDomainCreate, api.ReservedDomainUpdate], s *Server, mux *router) {
 	detach := func(member string, change func(d *api.ReservedDomain) error) {
-		mux.Handle("DELETE "+f.def.Path+"/{id}/"+member, s.apiRoute(func(c *call) error {
+		mux.api("DELETE "+f.def.Path+"/{id}/"+member, op{status: noContent}, func(c *call) error {
 			if _, err := f.modify(c, func(w *write[*api.ReservedDomain]) error { return change(w.obj) }); err != nil {
 				return err
 			}
 			return c.noContent()
-		}))
+		})
 	}
 	detach("certificate", func(d *api.ReservedDomain) error {
 		if d.CertificateManagementPolicy != nil {

@@ -37,7 +37,7 @@ var families = []routed{
 // routes is the one route table of the server (testdata/routes.txt lists it). Each family
 // registers its endpoints (family.register).
 func (s *Server) routes() http.Handler {
-	mux := &router{ServeMux: http.NewServeMux()}
+	mux := &router{mux: http.NewServeMux(), s: s}
 	s.collections = map[string]collection{}
 	s.children = map[*api.Family][]collection{}
 	for _, f := range families {
@@ -51,35 +51,54 @@ func (s *Server) routes() http.Handler {
 		}
 	}
 
-	mux.Handle("POST /_admin/accounts", s.adminRoute(s.adminCreateAccount))
-	mux.Handle("POST /_admin/accounts/{account_id}/users", s.adminRoute(s.adminCreateUser))
-	mux.Handle("GET /_admin/events", s.adminRoute(s.adminEvents))
-	mux.Handle("GET /_admin/deliveries", s.adminRoute(s.adminDeliveries))
-	mux.Handle("GET /healthz", http.HandlerFunc(s.healthz))
-	mux.Handle("GET /readyz", http.HandlerFunc(s.readyz))
-	mux.Handle("GET /metrics", s.metricsHandler())
-	mux.Handle("GET "+agentproto.Path, http.HandlerFunc(s.agentConnect))
-	s.patterns = mux.patterns
+	mux.admin("POST /_admin/accounts", op{in: typeOf[api.AdminAccountCreate](), out: typeOf[api.AdminGrant](), status: created}, s.adminCreateAccount)
+	mux.admin("POST /_admin/accounts/{account_id}/users", op{in: typeOf[api.AdminUserCreate](), out: typeOf[api.AdminGrant](), status: created}, s.adminCreateUser)
+	mux.admin("GET /_admin/events", op{out: typeOf[api.Event](), list: "events", query: []string{"account_id"}}, s.adminEvents)
+	mux.admin("GET /_admin/deliveries", op{out: typeOf[api.AdminDelivery](), list: "deliveries", query: []string{"account_id", "destination_id", "event_id", "state"}}, s.adminDeliveries)
+	status := typeOf[map[string]string]()
+	mux.add("GET /healthz", authNone, op{out: status}, http.HandlerFunc(s.healthz))
+	mux.add("GET /readyz", authNone, op{out: status, status: []int{http.StatusOK, http.StatusServiceUnavailable}}, http.HandlerFunc(s.readyz))
+	mux.add("GET /metrics", authNone, op{contentType: "text/plain"}, s.metricsHandler())
+	mux.add("GET "+openAPIPath, authNone, op{out: typeOf[map[string]any]()}, http.HandlerFunc(s.serveOpenAPI))
+	mux.add("GET "+agentproto.Path, authAgent, op{status: []int{http.StatusSwitchingProtocols}}, http.HandlerFunc(s.agentConnect))
+	s.patterns, s.ops = mux.patterns, mux.ops
 
 	// Unknown paths and known paths with the wrong method get the same 404 (details.md §5.1).
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { callOf(r).writeError(pathNotFound(r)) })
-	return s.outer(s.cleanPaths(s.cors(mux.ServeMux, mux.ServeMux)))
+	mux.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { callOf(r).writeError(pathNotFound(r)) })
+	return s.outer(s.cleanPaths(s.cors(mux.mux, mux.mux)))
 }
 
-// router is the server's mux that also remembers the patterns registered on it.
+// router is the server's mux that also remembers the routes registered on it, with what
+// the OpenAPI document says of each (openapi.go).
 type router struct {
-	*http.ServeMux
+	mux      *http.ServeMux
+	s        *Server
 	patterns []string
+	ops      map[string]routeOp
 }
 
-// Handle registers an API route. The request's call remembers the route's pattern, for the
-// metrics (a bounded label, unlike the path with its IDs).
-func (r *router) Handle(pattern string, h http.Handler) {
-	r.ServeMux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+// api registers a route of the public API (apiRoute: version, authentication, rate limit).
+func (r *router) api(pattern string, o op, h handlerFunc) {
+	r.add(pattern, authAPI, o, r.s.apiRoute(h))
+}
+
+// admin registers an operator route (adminRoute: the admin token).
+func (r *router) admin(pattern string, o op, h handlerFunc) {
+	r.add(pattern, authAdmin, o, r.s.adminRoute(h))
+}
+
+// add registers a route. The request's call remembers the route's pattern, for the metrics
+// (a bounded label, unlike the path with its IDs).
+func (r *router) add(pattern string, auth authKind, o op, h http.Handler) {
+	r.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		callOf(req).pattern = pattern
 		h.ServeHTTP(w, req)
 	}))
 	r.patterns = append(r.patterns, pattern)
+	if r.ops == nil {
+		r.ops = map[string]routeOp{}
+	}
+	r.ops[pattern] = routeOp{op: o, auth: auth}
 }
 
 // Routes returns every route pattern the server serves ("METHOD /path/{id}"), sorted by

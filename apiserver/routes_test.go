@@ -15,7 +15,7 @@ import (
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/routes.txt from the server's route table")
+var update = flag.Bool("update", false, "rewrite testdata/routes.txt and testdata/openapi.json from the server's route table")
 
 // TestRouteTable pins every route the server serves in testdata/routes.txt, so that a change
 // to the API shows in review. Regenerate with: go test ./apiserver -run TestRouteTable -update

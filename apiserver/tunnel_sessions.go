@@ -26,8 +26,8 @@ type view[T any] struct {
 func (v *view[T]) collection() collection { return collection{kind: v.kind, def: v.def} }
 
 func (v *view[T]) register(s *Server, mux *router) {
-	mux.Handle("GET "+v.def.Path, s.apiRoute(v.handleList))
-	mux.Handle("GET "+v.def.Path+"/{id}", s.apiRoute(v.handleGet))
+	mux.api("GET "+v.def.Path, op{out: typeOf[T](), list: v.def.Member, filter: v.filter != nil}, v.handleList)
+	mux.api("GET "+v.def.Path+"/{id}", op{out: typeOf[T]()}, v.handleGet)
 	if v.routes != nil {
 		v.routes(v, s, mux)
 	}

@@ -1,0 +1,442 @@
+package apiserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/warrenhq/terraform-provider-warren/internal/api"
+)
+
+// The OpenAPI 3.1 document of GET /openapi.json is generated, never written by hand: the
+// route table gives the paths, methods and who may call them, each route's op the Go types
+// of its body and answer, and reflection over those wire types (internal/api) and their json
+// tags the schemas. testdata/openapi.json is the committed copy (TestOpenAPIDocument).
+
+// openAPIPath serves the document, without authentication (like /healthz).
+const openAPIPath = "/openapi.json"
+
+// authKind is how a route authenticates; the route table's wrappers set it.
+type authKind int
+
+const (
+	authNone  authKind = iota // /healthz, /readyz, /metrics, /openapi.json
+	authAPI                   // apiRoute: an API key, Service-Version, the rate limit
+	authAdmin                 // adminRoute: the operator's admin token
+	authAgent                 // /agent/connect: a tunnel credential's token
+)
+
+// op is what a route declares about itself for the document, beside its pattern.
+type op struct {
+	in     reflect.Type // the JSON request body; nil when the route takes none
+	out    reflect.Type // the JSON body of a success; nil when it has none
+	status []int        // the success statuses; nil is 200
+	// list makes the answer a page of out under this member, with limit and before_id;
+	// filter adds the CEL filter and query the list's own parameters.
+	list   string
+	filter bool
+	query  []string
+	// contentType is the success body's type when it is not JSON (the metrics' text).
+	contentType string
+	// wrapper: the body may also come as the only member of this name (a module's PUT).
+	wrapper string
+}
+
+// routeOp is a route's op and how it authenticates.
+type routeOp struct {
+	op
+	auth authKind
+}
+
+var (
+	created   = []int{http.StatusCreated}
+	noContent = []int{http.StatusNoContent}
+)
+
+func typeOf[T any]() reflect.Type { return reflect.TypeFor[T]() }
+
+// serveOpenAPI answers GET /openapi.json with the document New generated.
+func (s *Server) serveOpenAPI(w http.ResponseWriter, r *http.Request) {
+	callOf(r).writeRaw(http.StatusOK, s.openAPI)
+}
+
+// openAPIDocument generates the document of the server's route table, with the server's
+// BaseURL as its server.
+func (s *Server) openAPIDocument() ([]byte, error) {
+	g := &openAPIGen{schemas: map[schemaKey]*openapi3.Schema{}, names: map[string]schemaKey{}, params: openapi3.ParametersMap{}}
+	doc, err := g.document(s.opts.BaseURL, s.Routes(), s.ops)
+	if err != nil {
+		return nil, err
+	}
+	return json.MarshalIndent(doc, "", "  ")
+}
+
+// schemaKey names a component: a wire type read as a request body or sent in an answer.
+// The two differ: every member of a request may be omitted or null (decodeBody), while an
+// answer always has the members without omitempty.
+type schemaKey struct {
+	t       reflect.Type
+	request bool
+}
+
+type openAPIGen struct {
+	schemas map[schemaKey]*openapi3.Schema
+	names   map[string]schemaKey
+	params  openapi3.ParametersMap
+	err     error
+}
+
+const componentPrefix = "#/components/schemas/"
+
+func (g *openAPIGen) document(baseURL string, patterns []string, ops map[string]routeOp) (*openapi3.T, error) {
+	components := openapi3.NewComponents()
+	components.SecuritySchemes = openapi3.SecuritySchemes{}
+	for _, a := range []authKind{authAPI, authAdmin, authAgent} {
+		components.SecuritySchemes[a.scheme()] = &openapi3.SecuritySchemeRef{Value: &openapi3.SecurityScheme{
+			Type: "http", Scheme: "bearer", Description: a.description(),
+		}}
+	}
+	errorBody := &openapi3.ResponseRef{Value: openapi3.NewResponse().
+		WithDescription("An error (details.md §5.1): error_code is absent on a plain 404; details always holds operation_id, except on the 404 of an unknown path.").
+		WithContent(openapi3.NewContentWithJSONSchemaRef(g.schema(typeOf[api.Error](), false)))}
+	components.Responses = openapi3.ResponseBodies{"Error": errorBody}
+	doc := &openapi3.T{
+		OpenAPI: "3.1.0",
+		Info: &openapi3.Info{
+			Title:       "Warren Tunnel and Edge Management API",
+			Version:     api.Version,
+			Description: "Generated from the route table and the wire types of the Warren API server.",
+		},
+		Servers:    openapi3.Servers{{URL: baseURL}},
+		Paths:      openapi3.NewPaths(),
+		Components: &components,
+	}
+	tags := map[string]bool{}
+	for _, pattern := range patterns {
+		ro, ok := ops[pattern]
+		if !ok {
+			return nil, fmt.Errorf("route %s declares no operation", pattern)
+		}
+		method, path, _ := strings.Cut(pattern, " ")
+		o := g.operation(method, path, ro)
+		tags[o.Tags[0]] = true
+		item := doc.Paths.Find(path)
+		if item == nil {
+			item = &openapi3.PathItem{}
+			doc.Paths.Set(path, item)
+		}
+		item.SetOperation(method, o)
+	}
+	for _, name := range slices.Sorted(maps.Keys(tags)) {
+		doc.Tags = append(doc.Tags, &openapi3.Tag{Name: name})
+	}
+	components.Parameters = g.params
+	components.Schemas = openapi3.Schemas{}
+	for name, key := range g.names {
+		components.Schemas[name] = &openapi3.SchemaRef{Value: g.schemas[key]}
+	}
+	return doc, g.err
+}
+
+func (a authKind) scheme() string {
+	return [...]string{"", "apiKey", "adminToken", "agentCredential"}[a]
+}
+
+func (a authKind) description() string {
+	return [...]string{"",
+		"An API key's token (POST /api_keys).",
+		"The operator's admin token (--admin-token); the /_admin routes answer 404 without one.",
+		"A tunnel credential's token (POST /credentials), for the agent's WebSocket.",
+	}[a]
+}
+
+// operation describes one route.
+func (g *openAPIGen) operation(method, path string, ro routeOp) *openapi3.Operation {
+	o := openapi3.NewOperation()
+	o.OperationID = operationID(method, path)
+	o.Tags = []string{tagOf(path, ro.auth)}
+	o.Summary = summary(method, path, ro.op)
+	o.Security = &openapi3.SecurityRequirements{} // none: answers before authentication
+	if ro.auth != authNone {
+		o.Security = &openapi3.SecurityRequirements{{ro.auth.scheme(): []string{}}}
+	}
+	for _, seg := range strings.Split(path, "/") {
+		if name, ok := strings.CutPrefix(seg, "{"); ok {
+			g.param(o, openapi3.NewPathParameter(strings.TrimSuffix(name, "}")).WithSchema(openapi3.NewStringSchema()))
+		}
+	}
+	if ro.auth == authAPI {
+		version := openapi3.NewStringSchema()
+		version.Enum = []any{api.Version}
+		g.shared(o, "ServiceVersion", openapi3.NewHeaderParameter(api.VersionHeader).WithRequired(true).WithSchema(version).
+			WithDescription("The API version."))
+		if method == http.MethodPost {
+			key := openapi3.NewStringSchema().WithMaxLength(api.IdempotencyKeyMaxLen)
+			g.shared(o, "IdempotencyKey", openapi3.NewHeaderParameter(api.IdempotencyKeyHeader).WithSchema(key).
+				WithDescription("Runs the POST once per account and key; the first answer is replayed for 24 h with Idempotent-Replayed: true."))
+		}
+	}
+	if ro.list != "" {
+		g.shared(o, "limit", openapi3.NewQueryParameter("limit").WithSchema(openapi3.NewIntegerSchema().WithMin(1).WithMax(maxLimit)).
+			WithDescription("The page size (default "+strconv.Itoa(defaultLimit)+")."))
+		g.shared(o, "before_id", openapi3.NewQueryParameter("before_id").WithSchema(openapi3.NewStringSchema()).
+			WithDescription("The page after this ID (next_page_uri holds it)."))
+		if ro.filter {
+			g.shared(o, "filter", openapi3.NewQueryParameter("filter").WithSchema(openapi3.NewStringSchema()).
+				WithDescription("A CEL expression over the objects' filterable members."))
+		}
+		for _, q := range ro.query {
+			g.param(o, openapi3.NewQueryParameter(q).WithSchema(openapi3.NewStringSchema()))
+		}
+	}
+	if ro.in != nil {
+		body := g.schema(ro.in, true)
+		if ro.wrapper != "" {
+			wrapped := openapi3.NewObjectSchema().WithPropertyRef(ro.wrapper, body)
+			wrapped.Required = []string{ro.wrapper}
+			wrapped.AdditionalProperties = openapi3.AdditionalProperties{Has: new(false)}
+			body = (&openapi3.Schema{AnyOf: openapi3.SchemaRefs{body, wrapped.NewRef()}}).NewRef()
+		}
+		// Not required: an empty body stands for {} (readBody).
+		o.RequestBody = &openapi3.RequestBodyRef{Value: openapi3.NewRequestBody().
+			WithContent(openapi3.NewContentWithJSONSchemaRef(body))}
+	}
+	statuses := ro.status
+	if statuses == nil {
+		statuses = []int{http.StatusOK}
+	}
+	o.Responses = openapi3.NewResponses()
+	o.Responses.Delete("default")
+	for _, st := range statuses {
+		resp := openapi3.NewResponse().WithDescription(http.StatusText(st))
+		switch {
+		case ro.contentType != "":
+			resp.WithContent(openapi3.NewContentWithSchema(openapi3.NewStringSchema(), []string{ro.contentType}))
+		case ro.list != "":
+			resp.WithContent(openapi3.NewContentWithJSONSchema(g.page(ro.list, ro.out)))
+		case ro.out != nil:
+			resp.WithContent(openapi3.NewContentWithJSONSchemaRef(g.schema(ro.out, false)))
+		}
+		o.Responses.Set(strconv.Itoa(st), &openapi3.ResponseRef{Value: resp})
+	}
+	// Every error has the one error body; these are the statuses the checks before the
+	// handler send (version, body, authentication, rate limit) and the unknown ID.
+	errs := map[authKind][]int{authAPI: {400, 403, 404, 429}, authAdmin: {400, 403, 404}, authAgent: {400, 403}}[ro.auth]
+	for _, st := range append(slices.Clone(errs), 0) {
+		code := "default"
+		if st != 0 {
+			code = strconv.Itoa(st)
+		}
+		o.Responses.Set(code, &openapi3.ResponseRef{Ref: "#/components/responses/Error"})
+	}
+	return o
+}
+
+func (g *openAPIGen) param(o *openapi3.Operation, p *openapi3.Parameter) {
+	o.Parameters = append(o.Parameters, &openapi3.ParameterRef{Value: p})
+}
+
+// shared adds a parameter that many operations have, once under components.
+func (g *openAPIGen) shared(o *openapi3.Operation, name string, p *openapi3.Parameter) {
+	if _, ok := g.params[name]; !ok {
+		g.params[name] = &openapi3.ParameterRef{Value: p}
+	}
+	o.Parameters = append(o.Parameters, &openapi3.ParameterRef{Ref: "#/components/parameters/" + name, Value: g.params[name].Value})
+}
+
+// page is the list envelope of api.md: the items under member, the list's uri and the next
+// page's uri, null on the last page (writeList).
+func (g *openAPIGen) page(member string, item reflect.Type) *openapi3.Schema {
+	items := openapi3.NewArraySchema()
+	items.Items = g.schema(item, false)
+	s := openapi3.NewObjectSchema()
+	s.Properties = openapi3.Schemas{
+		member:          items.NewRef(),
+		"uri":           openapi3.NewStringSchema().NewRef(),
+		"next_page_uri": nullable(openapi3.NewStringSchema().NewRef()),
+	}
+	s.Required = []string{member, "next_page_uri", "uri"}
+	s.AdditionalProperties = openapi3.AdditionalProperties{Has: new(false)}
+	return s
+}
+
+// operationID is the method and the path's words: "get_edges_https_edge_id_routes_id".
+func operationID(method, path string) string {
+	id := strings.ToLower(method)
+	for w := range strings.FieldsFuncSeq(path, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_')
+	}) {
+		id += "_" + w
+	}
+	return id
+}
+
+// tagOf groups a route with its collection: the path up to its first wildcard.
+func tagOf(path string, auth authKind) string {
+	switch auth {
+	case authAdmin:
+		return "admin"
+	case authNone:
+		return "operations"
+	case authAgent:
+		return "agents"
+	}
+	head, _, _ := strings.Cut(path, "/{")
+	return strings.TrimPrefix(head, "/")
+}
+
+func summary(method, path string, o op) string {
+	verb := map[string]string{"POST": "Create", "GET": "Get", "PATCH": "Update", "PUT": "Replace", "DELETE": "Delete"}[method]
+	switch {
+	case o.list != "":
+		verb = "List"
+	case method == http.MethodPost && !slices.Equal(o.status, created):
+		verb = "Run"
+	}
+	return verb + " " + path
+}
+
+var (
+	timeType      = typeOf[time.Time]()
+	marshalerType = typeOf[json.Marshaler]()
+)
+
+// schema is the schema of a Go type as encoding/json writes it: named structs become
+// components, referenced; the nullability of pointers is the member's (object).
+func (g *openAPIGen) schema(t reflect.Type, request bool) *openapi3.SchemaRef {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case t == timeType:
+		return openapi3.NewDateTimeSchema().NewRef()
+	case t.Implements(marshalerType) || reflect.PointerTo(t).Implements(marshalerType):
+		return openapi3.NewSchemaRef("", &openapi3.Schema{}) // any JSON (json.RawMessage)
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return openapi3.NewStringSchema().NewRef()
+	case reflect.Bool:
+		return openapi3.NewBoolSchema().NewRef()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32:
+		return openapi3.NewInt32Schema().NewRef()
+	case reflect.Int64, reflect.Uint64:
+		return openapi3.NewInt64Schema().NewRef()
+	case reflect.Float32, reflect.Float64:
+		return openapi3.NewFloat64Schema().NewRef()
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return openapi3.NewBytesSchema().NewRef()
+		}
+		s := openapi3.NewArraySchema()
+		s.Items = g.schema(t.Elem(), request)
+		return s.NewRef()
+	case reflect.Map:
+		s := openapi3.NewObjectSchema()
+		s.AdditionalProperties = openapi3.AdditionalProperties{Schema: g.schema(t.Elem(), request)}
+		return s.NewRef()
+	case reflect.Struct:
+		if t.Name() == "" {
+			return g.object(t, request).NewRef()
+		}
+		return g.component(t, request)
+	}
+	return openapi3.NewSchemaRef("", &openapi3.Schema{})
+}
+
+// component returns a reference to the component of a named struct, generating it once.
+// A request form is named after its type when that says so (…Create, …Update, …Request,
+// …Input),
+// else with "Request" added, so that both forms of a type can be components.
+func (g *openAPIGen) component(t reflect.Type, request bool) *openapi3.SchemaRef {
+	key := schemaKey{t, request}
+	name := t.Name()
+	if request && !strings.HasSuffix(name, "Create") && !strings.HasSuffix(name, "Update") && !strings.HasSuffix(name, "Request") && !strings.HasSuffix(name, "Input") {
+		name += "Request"
+	}
+	if s, ok := g.schemas[key]; ok {
+		return openapi3.NewSchemaRef(componentPrefix+name, s)
+	}
+	if other, taken := g.names[name]; taken && g.err == nil {
+		g.err = fmt.Errorf("the schema name %s stands for %v and %v", name, other.t, t)
+	}
+	s := &openapi3.Schema{}
+	g.schemas[key], g.names[name] = s, key // before its members, which may refer back to it
+	*s = *g.object(t, request)
+	return openapi3.NewSchemaRef(componentPrefix+name, s)
+}
+
+// object is the schema of a struct's JSON members, embedded structs' members inline as
+// encoding/json writes them. An answer has every member without omitempty (required), and a
+// pointer, slice or map member without omitempty may be null; a request may omit any member
+// or give it null (decodeBody). No other members are sent or accepted.
+func (g *openAPIGen) object(t reflect.Type, request bool) *openapi3.Schema {
+	s := openapi3.NewObjectSchema()
+	s.AdditionalProperties = openapi3.AdditionalProperties{Has: new(false)}
+	wireFields(t, func(name string, omitempty bool, ft reflect.Type) {
+		member := g.schema(ft, request)
+		// encoding/json writes a nil pointer, slice or map as null unless omitempty drops it.
+		if k := ft.Kind(); request || (!omitempty && (k == reflect.Pointer || k == reflect.Slice || k == reflect.Map)) {
+			member = nullable(member)
+		}
+		s.Properties[name] = member
+		if !request && !omitempty {
+			s.Required = append(s.Required, name)
+		}
+	})
+	return s
+}
+
+// wireFields calls visit for each JSON member of struct t, in order.
+func wireFields(t reflect.Type, visit func(name string, omitempty bool, ft reflect.Type)) {
+	for f := range t.Fields() {
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" {
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				wireFields(ft, visit)
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		omit := slices.ContainsFunc(strings.Split(opts, ","), func(o string) bool { return o == "omitempty" || o == "omitzero" })
+		visit(name, omit, f.Type)
+	}
+}
+
+// nullable lets a schema be null too: ["string", "null"] for a plain type, anyOf with null
+// for a reference (JSON Schema 2020-12, as OpenAPI 3.1 has it).
+func nullable(s *openapi3.SchemaRef) *openapi3.SchemaRef {
+	if s.Ref == "" && s.Value.Type != nil && len(*s.Value.Type) > 0 {
+		if !s.Value.Type.Includes(openapi3.TypeNull) {
+			types := append(slices.Clone(*s.Value.Type), openapi3.TypeNull)
+			s.Value.Type = &types
+		}
+		return s
+	}
+	if s.Ref == "" && s.Value.Type == nil && s.Value.AnyOf == nil {
+		return s // any JSON already admits null
+	}
+	null := &openapi3.Schema{Type: &openapi3.Types{openapi3.TypeNull}}
+	return (&openapi3.Schema{AnyOf: openapi3.SchemaRefs{s, null.NewRef()}}).NewRef()
+}
