@@ -164,10 +164,13 @@ func (s *Store) run(ctx context.Context, db *sql.DB, opts *sql.TxOptions, fn fun
 
 // hotQueries are the queries Dialect.Prepare keeps prepared: the tails of tx.query that
 // every request runs (authentication and GET by ID).
-var hotQueries = []string{getTail, lookupTail, referrersTail}
+var hotQueries = []string{getTail, getWithTail, lookupTail, referrersTail}
 
 const (
-	getTail       = "WHERE o.id = ? AND o.kind = ?"
+	getTail     = "WHERE o.id = ? AND o.kind = ?"
+	getWithTail = `WHERE o.id = ? OR o.id IN (SELECT to_id FROM refs WHERE from_id = ?)
+	OR o.id IN (SELECT u.object_id FROM objects k
+		JOIN unique_keys u ON u.key = CAST(? AS TEXT) || k.account_id || CAST(? AS TEXT) WHERE k.id = ?)`
 	lookupTail    = "JOIN unique_keys u ON u.object_id = o.id WHERE u.key = ?"
 	referrersTail = "JOIN refs r ON r.from_id = o.id WHERE r.to_id = ? ORDER BY r.from_id DESC"
 )
@@ -273,6 +276,19 @@ func decodeSet(js string) ([]string, error) {
 
 func (t *tx) Get(ctx context.Context, kind, id string) (*store.Object, error) {
 	return t.queryOne(ctx, getTail, id, kind)
+}
+
+func (t *tx) GetWith(ctx context.Context, kind, id string, key store.AccountKey) (*store.Object, []*store.Object, error) {
+	objs, err := t.query(ctx, getWithTail, id, id, key.Prefix, key.Suffix, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	i := slices.IndexFunc(objs, func(o *store.Object) bool { return o.ID == id })
+	if i < 0 || objs[i].Kind != kind {
+		return nil, nil, store.ErrNotFound
+	}
+	obj := objs[i]
+	return obj, slices.Delete(objs, i, i+1), nil
 }
 
 func (t *tx) List(ctx context.Context, q store.ListQuery) ([]*store.Object, error) {
