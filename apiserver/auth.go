@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
@@ -84,7 +83,7 @@ func (c *call) authenticate() error {
 			switch {
 			case o.ID == k.OwnerID:
 				owner = o
-			case slices.Contains(o.UniqueKeys, apiRestrictionKey(key.AccountID)):
+			case o.Kind == kindIPRestriction: // the holder of the account's api restriction key
 				restriction = o
 			}
 		}

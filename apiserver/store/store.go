@@ -66,7 +66,8 @@ type Tx interface {
 	// GetWith is Get that also returns, from the same query, the objects the object's refs
 	// name and the object holding the unique key key.Prefix + its account ID + key.Suffix,
 	// when one does, in no given order: what a request resolves in one step (an API key,
-	// its owner and its account's API IP restriction).
+	// its owner and its account's API IP restriction). The objects come without their
+	// UniqueKeys and Refs.
 	GetWith(ctx context.Context, kind, id string, key AccountKey) (obj *Object, with []*Object, err error)
 	// List returns the objects that q selects, in descending ID order.
 	List(ctx context.Context, q ListQuery) ([]*Object, error)

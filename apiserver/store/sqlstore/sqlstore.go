@@ -42,6 +42,8 @@ type Dialect struct {
 	// Schema is the version of the newest migration the binary applies (goose's numbering);
 	// Ready checks that the database has it.
 	Schema int64
+	// columns is the select list of tx.query, built once by New.
+	columns string
 	// Prepare keeps the hot queries (an object by ID, by unique key, its referrers) prepared
 	// on every connection, for a driver that would otherwise parse each one on every call
 	// (SQLite: parsing was a third of a GET's CPU). pgx caches its statements itself.
@@ -86,6 +88,7 @@ func (s *Store) DB() (write, read *sql.DB) { return s.write, s.read }
 
 // New returns a Store on already migrated databases.
 func New(write, read *sql.DB, d Dialect) *Store {
+	d.columns = d.selectColumns()
 	return &Store{write: write, read: read, dialect: d}
 }
 
@@ -164,13 +167,17 @@ func (s *Store) run(ctx context.Context, db *sql.DB, opts *sql.TxOptions, fn fun
 
 // hotQueries are the queries Dialect.Prepare keeps prepared: the tails of tx.query that
 // every request runs (authentication and GET by ID).
-var hotQueries = []string{getTail, getWithTail, lookupTail, referrersTail}
+var hotQueries = []string{getTail, lookupTail, referrersTail}
 
 const (
-	getTail     = "WHERE o.id = ? AND o.kind = ?"
-	getWithTail = `WHERE o.id = ? OR o.id IN (SELECT to_id FROM refs WHERE from_id = ?)
-	OR o.id IN (SELECT u.object_id FROM objects k
-		JOIN unique_keys u ON u.key = CAST(? AS TEXT) || k.account_id || CAST(? AS TEXT) WHERE k.id = ?)`
+	getTail = "WHERE o.id = ? AND o.kind = ?"
+	// getWithQuery is a whole query, not a tail: three indexed lookups whose objects come
+	// without their keys and refs (GetWith's callers need neither).
+	getWithQuery = `SELECT o.id, o.kind, o.account_id, o.parent_id, o.doc, o.secret FROM objects o WHERE o.id = ?
+UNION ALL SELECT o.id, o.kind, o.account_id, o.parent_id, o.doc, o.secret FROM refs r JOIN objects o ON o.id = r.to_id WHERE r.from_id = ?
+UNION ALL SELECT o.id, o.kind, o.account_id, o.parent_id, o.doc, o.secret FROM objects k
+	JOIN unique_keys u ON u.key = CAST(? AS TEXT) || k.account_id || CAST(? AS TEXT)
+	JOIN objects o ON o.id = u.object_id WHERE k.id = ?`
 	lookupTail    = "JOIN unique_keys u ON u.object_id = o.id WHERE u.key = ?"
 	referrersTail = "JOIN refs r ON r.from_id = o.id WHERE r.to_id = ? ORDER BY r.from_id DESC"
 )
@@ -189,8 +196,11 @@ func (s *Store) prepared(ctx context.Context, db *sql.DB) (map[string]*sql.Stmt,
 	}
 	t := &tx{d: &s.dialect}
 	stmts := map[string]*sql.Stmt{}
+	queries := []string{t.d.rebind(getWithQuery)}
 	for _, tail := range hotQueries {
-		q := t.d.rebind(t.columns() + tail)
+		queries = append(queries, t.d.rebind(t.columns()+tail))
+	}
+	for _, q := range queries {
 		st, err := db.PrepareContext(ctx, q)
 		if err != nil {
 			for _, st := range stmts {
@@ -222,10 +232,12 @@ func (t *tx) queryContext(ctx context.Context, query string, args ...any) (*sql.
 }
 
 // columns reads an object with its unique keys and refs as JSON arrays, in one query.
-func (t *tx) columns() string {
+func (t *tx) columns() string { return t.d.columns }
+
+func (d *Dialect) selectColumns() string {
 	return `SELECT o.id, o.kind, o.account_id, o.parent_id, o.doc, o.secret,
-	(SELECT ` + fmt.Sprintf(t.d.JSONArray, "key") + ` FROM unique_keys WHERE object_id = o.id),
-	(SELECT ` + fmt.Sprintf(t.d.JSONArray, "to_id") + ` FROM refs WHERE from_id = o.id)
+	(SELECT ` + fmt.Sprintf(d.JSONArray, "key") + ` FROM unique_keys WHERE object_id = o.id),
+	(SELECT ` + fmt.Sprintf(d.JSONArray, "to_id") + ` FROM refs WHERE from_id = o.id)
 FROM objects o `
 }
 
@@ -279,16 +291,31 @@ func (t *tx) Get(ctx context.Context, kind, id string) (*store.Object, error) {
 }
 
 func (t *tx) GetWith(ctx context.Context, kind, id string, key store.AccountKey) (*store.Object, []*store.Object, error) {
-	objs, err := t.query(ctx, getWithTail, id, id, key.Prefix, key.Suffix, id)
+	rows, err := t.queryContext(ctx, t.d.rebind(getWithQuery), id, id, key.Prefix, key.Suffix, id)
 	if err != nil {
 		return nil, nil, err
 	}
-	i := slices.IndexFunc(objs, func(o *store.Object) bool { return o.ID == id })
-	if i < 0 || objs[i].Kind != kind {
+	defer rows.Close()
+	var obj *store.Object
+	var with []*store.Object
+	for rows.Next() {
+		o := new(store.Object)
+		if err := rows.Scan(&o.ID, &o.Kind, &o.AccountID, &o.ParentID, &o.Doc, &o.Secret); err != nil {
+			return nil, nil, err
+		}
+		if obj == nil && o.ID == id {
+			obj = o
+		} else {
+			with = append(with, o)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
+	}
+	if obj == nil || obj.Kind != kind {
 		return nil, nil, store.ErrNotFound
 	}
-	obj := objs[i]
-	return obj, slices.Delete(objs, i, i+1), nil
+	return obj, with, nil
 }
 
 func (t *tx) List(ctx context.Context, q store.ListQuery) ([]*store.Object, error) {

@@ -289,10 +289,10 @@ func testGetWith(t *testing.T, s store.Store) {
 	if err != nil {
 		t.Fatalf("GetWith: %v", err)
 	}
-	checkObject(t, g.obj, key)
+	checkObject(t, g.obj, withRefs(obj(key.ID))) // without its keys and refs
 	slices.SortFunc(g.with, func(a, b *store.Object) int { return strings.Compare(a.ID, b.ID) })
 	checkIDs(t, "with", g.with, owner.ID, other.ID, holder.ID)
-	checkObject(t, g.with[2], holder)
+	checkObject(t, g.with[2], obj(holder.ID))
 
 	// No refs, no key held: the object alone.
 	g, err = getWith(kind, lone.ID, store.AccountKey{Prefix: "z:", Suffix: ":api"})
