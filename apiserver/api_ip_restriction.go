@@ -32,8 +32,12 @@ const restrictionTypeAPI = "api"
 // apiRestrictionKey is the unique key the api restriction of an account holds (see
 // ipRestrictions.unique).
 func apiRestrictionKey(accountID string) string {
-	return "ip_restriction.type:" + accountID + ":" + restrictionTypeAPI
+	return apiRestrictionAccountKey.Prefix + accountID + apiRestrictionAccountKey.Suffix
 }
+
+// apiRestrictionAccountKey is apiRestrictionKey for store.Tx.GetWith, which finds it beside
+// the API key in authentication's one query.
+var apiRestrictionAccountKey = store.AccountKey{Prefix: "ip_restriction.type:", Suffix: ":" + restrictionTypeAPI}
 
 // ipRule is an IP policy rule as the check needs it.
 type ipRule struct {
@@ -110,6 +114,10 @@ func apiRestriction(ctx context.Context, tx store.Tx, accountID string) (*api.IP
 	if err != nil {
 		return nil, err
 	}
+	return decodeRestriction(obj)
+}
+
+func decodeRestriction(obj *store.Object) (*api.IPRestriction, error) {
 	var x api.IPRestriction
 	if err := json.Unmarshal(obj.Doc, &x); err != nil {
 		return nil, err
@@ -124,16 +132,19 @@ type restrictionVerdict struct {
 	enforced      bool
 }
 
-// checkAPIRestriction evaluates the account's api restriction for the caller, inside the
-// authentication transaction. It returns ERR_220 for a blocked caller of an enforced
-// restriction; the verdict lets the caller log a dry-run block outside the transaction.
-func (c *call) checkAPIRestriction(tx store.Tx, accountID string) (restrictionVerdict, error) {
-	ctx := c.r.Context()
-	x, err := apiRestriction(ctx, tx, accountID)
-	if err != nil || x == nil {
+// checkAPIRestriction evaluates the account's api restriction (stored, nil when the account
+// has none) for the caller, inside the authentication transaction. It returns ERR_220 for a
+// blocked caller of an enforced restriction; the verdict lets the caller log a dry-run block
+// outside the transaction.
+func (c *call) checkAPIRestriction(tx store.Tx, stored *store.Object) (restrictionVerdict, error) {
+	if stored == nil {
+		return restrictionVerdict{}, nil
+	}
+	x, err := decodeRestriction(stored)
+	if err != nil {
 		return restrictionVerdict{}, err
 	}
-	rules, err := policyRules(ctx, tx, refIDs(x.IPPolicies))
+	rules, err := policyRules(c.r.Context(), tx, refIDs(x.IPPolicies))
 	if err != nil {
 		return restrictionVerdict{}, err
 	}

@@ -3,6 +3,7 @@ package apiserver
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -55,7 +56,8 @@ func (c *call) authenticate() error {
 	var who principal
 	var verdict restrictionVerdict
 	err = c.s.opts.Store.Read(c.r.Context(), func(tx store.Tx) error {
-		key, err := tx.Get(c.r.Context(), kindAPIKey, ids.APIKey+body)
+		// The key, its owner (its ref) and the account's api restriction, in one query.
+		key, with, err := tx.GetWith(c.r.Context(), kindAPIKey, ids.APIKey+body, apiRestrictionAccountKey)
 		if errors.Is(err, store.ErrNotFound) {
 			if _, err := tx.Get(c.r.Context(), kindCredential, ids.Credential+body); err == nil {
 				return forbidden("ERR_206", "The credential is a tunnel authtoken, not an API key. Create an API key for this API.")
@@ -76,12 +78,25 @@ func (c *call) authenticate() error {
 		if err := json.Unmarshal(key.Doc, &k); err != nil {
 			return err
 		}
-		who, err = loadPrincipal(c, tx, key.AccountID, k.OwnerID)
+		var owner, restriction *store.Object
+		for _, o := range with {
+			switch {
+			case o.ID == k.OwnerID:
+				owner = o
+			case o.Kind == kindIPRestriction: // the holder of the account's api restriction key
+				restriction = o
+			}
+		}
+		if owner == nil { // a key stored without its owner ref
+			who, err = loadPrincipal(c, tx, key.AccountID, k.OwnerID)
+		} else {
+			who, err = principalOf(key.AccountID, owner)
+		}
 		who.keyID = key.ID
 		if err != nil {
 			return err
 		}
-		verdict, err = c.checkAPIRestriction(tx, key.AccountID)
+		verdict, err = c.checkAPIRestriction(tx, restriction)
 		return err
 	})
 	if err != nil {
@@ -104,21 +119,29 @@ func authorizationHeader(r *http.Request) (string, error) {
 
 // loadPrincipal resolves an owner ID (a user or a service user of the account) to a principal.
 func loadPrincipal(c *call, tx store.Tx, accountID, ownerID string) (principal, error) {
-	ctx := c.r.Context()
+	kind := kindServiceUser
 	if strings.HasPrefix(ownerID, ids.User) {
-		obj, err := tx.Get(ctx, kindUser, ownerID)
-		if err != nil {
-			return principal{}, err
-		}
+		kind = kindUser
+	}
+	obj, err := tx.Get(c.r.Context(), kind, ownerID)
+	if err != nil {
+		return principal{}, err
+	}
+	return principalOf(accountID, obj)
+}
+
+// principalOf is the principal of a stored user or service user; an inactive service user
+// acts as no one (ERR_203).
+func principalOf(accountID string, obj *store.Object) (principal, error) {
+	if obj.Kind == kindUser {
 		var u api.User
 		if err := json.Unmarshal(obj.Doc, &u); err != nil {
 			return principal{}, err
 		}
 		return principal{accountID: accountID, id: u.ID, role: u.Role, subject: u.Email}, nil
 	}
-	obj, err := tx.Get(ctx, kindServiceUser, ownerID)
-	if err != nil {
-		return principal{}, err
+	if obj.Kind != kindServiceUser {
+		return principal{}, fmt.Errorf("the API key owner %s is a %s", obj.ID, obj.Kind)
 	}
 	var su api.ServiceUser
 	if err := json.Unmarshal(obj.Doc, &su); err != nil {

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
@@ -40,6 +41,10 @@ type call struct {
 	// endedSessions are agent sessions the handler deleted (with their credential); their
 	// sockets on this replica are closed once the handler, and so its transaction, is done.
 	endedSessions []string
+	// readTx is the read transaction a GET is served in (inOneRead): the store reads of the
+	// request join it. held is the response written meanwhile, sent when it ends.
+	readTx store.Tx
+	held   *heldResponse
 }
 
 // handlerFunc answers a request or returns the error to send.
@@ -137,45 +142,90 @@ func (s *Server) apiRoute(h handlerFunc) http.Handler {
 			c.writeError(err)
 			return
 		}
-		if err := c.authenticate(); err != nil {
-			c.writeError(err)
+		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+			c.inOneRead(func() { c.serveAPI(h) })
 			return
 		}
-		c.log = c.log.With(zap.String("account_id", c.who.accountID))
-		if err := c.checkRateLimit(); err != nil {
-			c.writeError(err)
-			return
+		c.serveAPI(h)
+	})
+}
+
+// serveAPI authenticates the request, applies the rate limit and the body checks, and runs h.
+func (c *call) serveAPI(h handlerFunc) {
+	r := c.r
+	if err := c.authenticate(); err != nil {
+		c.writeError(err)
+		return
+	}
+	c.log = c.log.With(zap.String("account_id", c.who.accountID))
+	if err := c.checkRateLimit(); err != nil {
+		c.writeError(err)
+		return
+	}
+	if err := c.checkBody(); err != nil {
+		c.writeError(err)
+		return
+	}
+	run := func() {
+		err := h(c)
+		if c.delivering && c.s.deliverer != nil {
+			c.s.deliverer.notify()
 		}
-		if err := c.checkBody(); err != nil {
-			c.writeError(err)
-			return
-		}
-		run := func() {
-			err := h(c)
-			if c.delivering && c.s.deliverer != nil {
-				c.s.deliverer.notify()
-			}
-			if err == nil {
-				c.s.agents.end(c.endedSessions)
-			}
-			if err != nil {
-				c.writeError(err)
-			}
-		}
-		if r.Method != http.MethodPost {
-			run()
-			return
-		}
-		key, err := c.idempotencyKey()
-		if err == nil && key != "" {
-			err = c.idempotent(key, run)
-		} else if err == nil {
-			run()
+		if err == nil {
+			c.s.agents.end(c.endedSessions)
 		}
 		if err != nil {
 			c.writeError(err)
 		}
+	}
+	if r.Method != http.MethodPost {
+		run()
+		return
+	}
+	key, err := c.idempotencyKey()
+	if err == nil && key != "" {
+		err = c.idempotent(key, run)
+	} else if err == nil {
+		run()
+	}
+	if err != nil {
+		c.writeError(err)
+	}
+}
+
+// inOneRead serves a read-only request in one read transaction: authentication (the key,
+// its owner, the account's api IP restriction) and the handler's own reads join it
+// (loggedStore.Read), so a GET costs one BEGIN/COMMIT, not one per step, and everything it
+// answers comes from one snapshot. Nothing is cached across requests: every GET still reads
+// its key from the database, so a deleted key stops working at once on every replica. The
+// response is held until the transaction ends, so a slow client never holds a connection of
+// the store's pool or its snapshot.
+func (c *call) inOneRead(serve func()) {
+	var held *heldResponse
+	err := c.s.opts.Store.Read(c.r.Context(), func(tx store.Tx) error {
+		c.readTx, c.held = tx, &heldResponse{}
+		defer func() { held, c.readTx, c.held = c.held, nil, nil }()
+		serve()
+		return nil
 	})
+	if held != nil && held.status != 0 {
+		if err != nil {
+			// The answer was read: a failed COMMIT of a read-only transaction changes nothing.
+			c.log.Warn("ending a read transaction", zap.Error(err))
+		}
+		c.send(held.status, held.body, held.json)
+		return
+	}
+	if err != nil {
+		c.writeError(err)
+	}
+}
+
+// heldResponse is a response written inside inOneRead's transaction, sent after it ends.
+type heldResponse struct {
+	status int
+	body   []byte
+	json   bool
 }
 
 // adminRoute wraps an operator endpoint: off (404) unless an admin token is configured, and
@@ -284,16 +334,30 @@ func (c *call) writeJSON(status int, v any) error {
 	return nil
 }
 
-func (c *call) writeRaw(status int, body []byte) {
-	c.w.Header().Set("Content-Type", "application/json")
-	c.w.WriteHeader(status)
-	_, _ = c.w.Write(body)
-}
+func (c *call) writeRaw(status int, body []byte) { c.send(status, body, true) }
 
 // noContent answers 204 with an empty body.
 func (c *call) noContent() error {
-	c.w.WriteHeader(http.StatusNoContent)
+	c.send(http.StatusNoContent, nil, false)
 	return nil
+}
+
+// send writes a response, or holds it while inOneRead's transaction is open. Like a
+// ResponseWriter, the first status counts.
+func (c *call) send(status int, body []byte, isJSON bool) {
+	if c.held != nil {
+		if c.held.status == 0 {
+			*c.held = heldResponse{status: status, body: body, json: isJSON}
+		}
+		return
+	}
+	if isJSON {
+		c.w.Header().Set("Content-Type", "application/json")
+	}
+	c.w.WriteHeader(status)
+	if len(body) > 0 {
+		_, _ = c.w.Write(body)
+	}
 }
 
 // writeError renders err as the API's error body. Internal errors are logged (never the

@@ -20,6 +20,9 @@ type loggedStore struct {
 }
 
 func (s loggedStore) Read(ctx context.Context, fn func(store.Tx) error) error {
+	if c, ok := ctx.Value(callKey{}).(*call); ok && c.readTx != nil {
+		return fn(c.readTx) // part of the request's one read transaction (inOneRead)
+	}
 	return s.timed(ctx, "read", func(count func()) error {
 		return s.Store.Read(ctx, func(tx store.Tx) error { count(); return fn(tx) })
 	})

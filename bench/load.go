@@ -18,6 +18,36 @@ type loadResult struct {
 	Elapsed  time.Duration
 	RPS      float64
 	P50, P99 time.Duration
+
+	latencies []time.Duration // sorted, for merge
+}
+
+// merge combines loads of the same connections run one after another (in slices
+// interleaved with another load's, so that both see the same machine): requests over the
+// summed time, percentiles over every latency.
+func merge(parts ...loadResult) loadResult {
+	var res loadResult
+	var all [][]time.Duration
+	for _, p := range parts {
+		res.Conns = p.Conns
+		res.Requests += p.Requests
+		res.Elapsed += p.Elapsed
+		all = append(all, p.latencies)
+	}
+	return summarize(res, slices.Concat(all...))
+}
+
+// summarize sorts latencies into res's percentiles and rate.
+func summarize(res loadResult, latencies []time.Duration) loadResult {
+	slices.Sort(latencies)
+	res.latencies, res.Requests = latencies, len(latencies)
+	if res.Elapsed > 0 {
+		res.RPS = float64(len(latencies)) / res.Elapsed.Seconds()
+	}
+	if len(latencies) > 0 {
+		res.P50, res.P99 = percentile(latencies, 0.50), percentile(latencies, 0.99)
+	}
+	return res
 }
 
 // runLoad runs do on conns workers, each in a loop (the next request when the last one is
@@ -52,13 +82,7 @@ func runLoad(ctx context.Context, conns int, dur time.Duration, do func(ctx cont
 	if firstErr != nil {
 		return loadResult{}, firstErr
 	}
-	all := slices.Concat(latencies...)
-	slices.Sort(all)
-	res := loadResult{Conns: conns, Requests: len(all), Elapsed: elapsed, RPS: float64(len(all)) / elapsed.Seconds()}
-	if len(all) > 0 {
-		res.P50, res.P99 = percentile(all, 0.50), percentile(all, 0.99)
-	}
-	return res, nil
+	return summarize(loadResult{Conns: conns, Elapsed: elapsed}, slices.Concat(latencies...)), nil
 }
 
 // percentile of sorted durations (nearest rank).

@@ -55,10 +55,20 @@ type Store interface {
 	Close() error
 }
 
+// AccountKey names a unique key of an object's account for Tx.GetWith: Prefix, the
+// account's ID, Suffix.
+type AccountKey struct{ Prefix, Suffix string }
+
 // Tx is the view of the store inside one transaction.
 type Tx interface {
 	// Get returns the object with this kind and ID, in any account, or ErrNotFound.
 	Get(ctx context.Context, kind, id string) (*Object, error)
+	// GetWith is Get that also returns, from the same query, the objects the object's refs
+	// name and the object holding the unique key key.Prefix + its account ID + key.Suffix,
+	// when one does, in no given order: what a request resolves in one step (an API key,
+	// its owner and its account's API IP restriction). The objects come without their
+	// UniqueKeys and Refs.
+	GetWith(ctx context.Context, kind, id string, key AccountKey) (obj *Object, with []*Object, err error)
 	// List returns the objects that q selects, in descending ID order.
 	List(ctx context.Context, q ListQuery) ([]*Object, error)
 	// Insert stores a new object with its unique keys and refs. It fails with

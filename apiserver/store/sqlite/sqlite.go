@@ -36,6 +36,7 @@ type Store = sqlstore.Store
 var dialect = sqlstore.Dialect{
 	JSONArray:   "json_group_array(%s)",
 	ReadOptions: sql.TxOptions{ReadOnly: true},
+	Prepare:     true,
 }
 
 // Open opens (creating if needed) the database at path and migrates it to the current schema.

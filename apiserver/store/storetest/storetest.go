@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -22,6 +23,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	}{
 		{"RoundTrip", testRoundTrip},
 		{"KindMismatch", testKindMismatch},
+		{"GetWith", testGetWith},
 		{"DuplicateID", testDuplicateID},
 		{"UniqueKeys", testUniqueKeys},
 		{"Refs", testRefs},
@@ -262,6 +264,49 @@ func testRoundTrip(t *testing.T, s store.Store) {
 	mustNotFound(t, s, kind, o.ID)
 	checkIs(t, "Delete again", deleteErr(t, s, kind, o.ID), store.ErrNotFound)
 	checkIs(t, "Update deleted", updateErr(t, s, &upd), store.ErrNotFound)
+}
+
+// testGetWith: an object, what its refs name and the holder of its account's key, in one call.
+func testGetWith(t *testing.T, s store.Store) {
+	owner, other := obj("t_0001"), obj("t_0002")
+	holder := withKeys(obj("t_0003"), "x:"+acct+":api", "y")
+	elsewhere := withKeys(obj("t_0004"), "x:acct_other:api")
+	elsewhere.AccountID = "acct_other"
+	key := withRefs(obj("t_0005"), owner.ID, other.ID)
+	lone := obj("t_0006")
+	insert(t, s, owner, other, holder, elsewhere, key, lone)
+	type got struct {
+		obj  *store.Object
+		with []*store.Object
+	}
+	getWith := func(kind, id string, k store.AccountKey) (got, error) {
+		return readErr(t, s, func(ctx context.Context, tx store.Tx) (got, error) {
+			o, with, err := tx.GetWith(ctx, kind, id, k)
+			return got{o, with}, err
+		})
+	}
+	g, err := getWith(kind, key.ID, store.AccountKey{Prefix: "x:", Suffix: ":api"})
+	if err != nil {
+		t.Fatalf("GetWith: %v", err)
+	}
+	checkObject(t, g.obj, withRefs(obj(key.ID))) // without its keys and refs
+	slices.SortFunc(g.with, func(a, b *store.Object) int { return strings.Compare(a.ID, b.ID) })
+	checkIDs(t, "with", g.with, owner.ID, other.ID, holder.ID)
+	checkObject(t, g.with[2], obj(holder.ID))
+
+	// No refs, no key held: the object alone.
+	g, err = getWith(kind, lone.ID, store.AccountKey{Prefix: "z:", Suffix: ":api"})
+	if err != nil {
+		t.Fatalf("GetWith lone: %v", err)
+	}
+	checkObject(t, g.obj, lone)
+	checkIDs(t, "with of lone", g.with)
+
+	for _, tt := range []struct{ kind, id string }{{kind, "t_9999"}, {kind2, key.ID}} {
+		if _, err := getWith(tt.kind, tt.id, store.AccountKey{Prefix: "x:", Suffix: ":api"}); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("GetWith %s %s: err = %v, want ErrNotFound", tt.kind, tt.id, err)
+		}
+	}
 }
 
 func testKindMismatch(t *testing.T, s store.Store) {
