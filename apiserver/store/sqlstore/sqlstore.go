@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sealing"
 )
 
 // Dialect is what one database does its own way.
@@ -66,6 +67,7 @@ func (d *Dialect) rebind(query string) string {
 type Store struct {
 	write, read *sql.DB
 	dialect     Dialect
+	keys        *sealing.Keyring // seals the secret column; nil keeps it in plaintext
 }
 
 var _ store.Store = (*Store)(nil)
@@ -73,9 +75,20 @@ var _ store.Store = (*Store)(nil)
 // DB returns the pools, for checks particular to one database (its settings, its integrity).
 func (s *Store) DB() (write, read *sql.DB) { return s.write, s.read }
 
+// Option configures a Store.
+type Option func(*Store)
+
+// WithKeys seals every object's secret with keys (see package sealing): the one place where
+// server-only data is encrypted on its way to the database and decrypted on its way back.
+func WithKeys(keys *sealing.Keyring) Option { return func(s *Store) { s.keys = keys } }
+
 // New returns a Store on already migrated databases.
-func New(write, read *sql.DB, d Dialect) *Store {
-	return &Store{write: write, read: read, dialect: d}
+func New(write, read *sql.DB, d Dialect, opts ...Option) *Store {
+	s := &Store{write: write, read: read, dialect: d}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // Read implements store.Store.
@@ -133,15 +146,24 @@ func (s *Store) run(ctx context.Context, db *sql.DB, opts *sql.TxOptions, fn fun
 		return err
 	}
 	defer t.Rollback() // undoes everything when fn fails or panics; a no-op after Commit
-	if err := fn(&tx{tx: t, d: &s.dialect}); err != nil {
+	if err := fn(&tx{tx: t, d: &s.dialect, keys: s.keys}); err != nil {
 		return err
 	}
 	return t.Commit()
 }
 
 type tx struct {
-	tx *sql.Tx
-	d  *Dialect
+	tx   *sql.Tx
+	d    *Dialect
+	keys *sealing.Keyring
+}
+
+// seal is what the secret column stores for o.
+func (t *tx) seal(o *store.Object) []byte {
+	if t.keys == nil {
+		return o.Secret
+	}
+	return t.keys.Seal(o.Kind, o.ID, o.Secret)
 }
 
 // columns reads an object with its unique keys and refs as JSON arrays, in one query.
@@ -163,6 +185,9 @@ func (t *tx) query(ctx context.Context, tail string, args ...any) ([]*store.Obje
 		o := new(store.Object)
 		var keys, refs string
 		if err := rows.Scan(&o.ID, &o.Kind, &o.AccountID, &o.ParentID, &o.Doc, &o.Secret, &keys, &refs); err != nil {
+			return nil, err
+		}
+		if o.Secret, err = t.keys.Open(o.Kind, o.ID, o.Secret); err != nil {
 			return nil, err
 		}
 		if o.UniqueKeys, err = decodeSet(keys); err != nil {
@@ -235,7 +260,7 @@ func (t *tx) Insert(ctx context.Context, o *store.Object) error {
 	return t.atomic(ctx, func() error {
 		n, err := t.exec(ctx, `INSERT INTO objects (id, kind, account_id, parent_id, doc, secret)
 			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
-			o.ID, o.Kind, o.AccountID, o.ParentID, o.Doc, o.Secret)
+			o.ID, o.Kind, o.AccountID, o.ParentID, o.Doc, t.seal(o))
 		if err != nil {
 			return err
 		}
@@ -249,7 +274,7 @@ func (t *tx) Insert(ctx context.Context, o *store.Object) error {
 func (t *tx) Update(ctx context.Context, o *store.Object) error {
 	return t.atomic(ctx, func() error {
 		n, err := t.exec(ctx, "UPDATE objects SET doc = ?, secret = ? WHERE id = ? AND kind = ?",
-			o.Doc, o.Secret, o.ID, o.Kind)
+			o.Doc, t.seal(o), o.ID, o.Kind)
 		if err != nil {
 			return err
 		}
