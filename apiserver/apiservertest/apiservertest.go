@@ -14,7 +14,9 @@ import (
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sealing"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sqlite"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sqlstore"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 )
@@ -26,6 +28,7 @@ type Server struct {
 	AdminToken string // token of the /_admin/ endpoints
 	AccountID  string // the bootstrap account
 	// Store is the server's store, for tests that must set up state no endpoint creates yet.
+	// Its secrets are sealed with a key of this server's own, as in production.
 	Store store.Store
 
 	remoteAddr atomic.Pointer[string]
@@ -42,7 +45,11 @@ func (s *Server) SetRemoteAddr(addr string) { s.remoteAddr.Store(&addr) }
 func Start(t testing.TB, configure ...func(*apiserver.Options)) *Server {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "warren.db"))
+	keys, err := sealing.NewKeyring(sealing.GenerateKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "warren.db"), sqlstore.WithKeys(keys))
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}

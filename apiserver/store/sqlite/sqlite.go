@@ -42,7 +42,7 @@ var dialect = sqlstore.Dialect{
 // path is a file name; it must not contain '?'. Errors name the path. With
 // sqlstore.WithKeys, secrets are sealed and the key is checked against the database.
 func Open(ctx context.Context, path string, opts ...sqlstore.Option) (*Store, error) {
-	if err := checkPath(path); err != nil {
+	if err := CheckPath(path); err != nil {
 		return nil, err
 	}
 	db, err := openStore(ctx, path, opts)
@@ -59,9 +59,9 @@ func Files(path string) []string {
 	return []string{path, path + "-wal", path + "-shm"}
 }
 
-// checkPath says in plain words what the driver would report cryptically ("out of memory",
+// CheckPath says in plain words what the driver would report cryptically ("out of memory",
 // "unable to open database file"): a missing directory, or a directory in place of the file.
-func checkPath(path string) error {
+func CheckPath(path string) error {
 	if path == "" {
 		return errors.New("sqlite: the database path is empty")
 	}
