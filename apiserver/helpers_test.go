@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -14,7 +15,11 @@ import (
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apiservertest"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store/postgres/pgcluster"
 )
+
+// The PostgreSQL runs share one throwaway cluster, stopped when the tests end.
+func TestMain(m *testing.M) { os.Exit(pgcluster.RunTests(m)) }
 
 // tc is a test client that speaks raw HTTP to a test server, so tests see the exact wire.
 type tc struct {
@@ -27,8 +32,20 @@ type tc struct {
 // bootstrap admin.
 func newTC(t *testing.T, configure ...func(*apiserver.Options)) *tc {
 	t.Helper()
-	srv := apiservertest.Start(t, configure...)
+	return newTCOn(t, "", configure...)
+}
+
+// newTCOn is newTC on the PostgreSQL database at dsn, or SQLite when dsn is "".
+func newTCOn(t *testing.T, dsn string, configure ...func(*apiserver.Options)) *tc {
+	t.Helper()
+	srv := apiservertest.StartOn(t, dsn, configure...)
 	return &tc{t: t, srv: srv, token: srv.APIKey}
+}
+
+// onEachDatabase runs test against a fresh server on SQLite and on PostgreSQL, as subtests.
+func onEachDatabase(t *testing.T, test func(t *testing.T, c *tc)) {
+	t.Run("sqlite", func(t *testing.T) { test(t, newTC(t)) })
+	t.Run("postgres", func(t *testing.T) { test(t, newTCOn(t, pgcluster.Database(t))) })
 }
 
 // as returns a client of the same server that authenticates with another token.

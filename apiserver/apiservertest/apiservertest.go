@@ -14,6 +14,7 @@ import (
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store/postgres"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sealing"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sqlite"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sqlstore"
@@ -44,12 +45,24 @@ func (s *Server) SetRemoteAddr(addr string) { s.remoteAddr.Store(&addr) }
 // before the server is built (e.g. a small address pool, or NoRateLimit).
 func Start(t testing.TB, configure ...func(*apiserver.Options)) *Server {
 	t.Helper()
+	return StartOn(t, "", configure...)
+}
+
+// StartOn is Start on the PostgreSQL database at dsn (an empty one, e.g. from
+// pgcluster.Database), or on a temporary SQLite database when dsn is "".
+func StartOn(t testing.TB, dsn string, configure ...func(*apiserver.Options)) *Server {
+	t.Helper()
 	ctx := context.Background()
 	keys, err := sealing.NewKeyring(sealing.GenerateKey())
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "warren.db"), sqlstore.WithKeys(keys))
+	var db store.Store
+	if dsn == "" {
+		db, err = sqlite.Open(ctx, filepath.Join(t.TempDir(), "warren.db"), sqlstore.WithKeys(keys))
+	} else {
+		db, err = postgres.Open(ctx, dsn, sqlstore.WithKeys(keys))
+	}
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
