@@ -2,6 +2,7 @@ package apiserver_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"maps"
@@ -15,7 +16,10 @@ import (
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apiservertest"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store/postgres"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/postgres/pgcluster"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sqlstore"
 )
 
 // The PostgreSQL runs share one throwaway cluster, stopped when the tests end.
@@ -32,20 +36,20 @@ type tc struct {
 // bootstrap admin.
 func newTC(t *testing.T, configure ...func(*apiserver.Options)) *tc {
 	t.Helper()
-	return newTCOn(t, "", configure...)
-}
-
-// newTCOn is newTC on the PostgreSQL database at dsn, or SQLite when dsn is "".
-func newTCOn(t *testing.T, dsn string, configure ...func(*apiserver.Options)) *tc {
-	t.Helper()
-	srv := apiservertest.StartOn(t, dsn, configure...)
+	srv := apiservertest.Start(t, configure...)
 	return &tc{t: t, srv: srv, token: srv.APIKey}
 }
 
 // onEachDatabase runs test against a fresh server on SQLite and on PostgreSQL, as subtests.
 func onEachDatabase(t *testing.T, test func(t *testing.T, c *tc)) {
 	t.Run("sqlite", func(t *testing.T) { test(t, newTC(t)) })
-	t.Run("postgres", func(t *testing.T) { test(t, newTCOn(t, pgcluster.Database(t))) })
+	t.Run("postgres", func(t *testing.T) {
+		dsn := pgcluster.Database(t)
+		srv := apiservertest.StartOn(t, func(ctx context.Context, seal sqlstore.Option) (store.Store, error) {
+			return postgres.Open(ctx, dsn, seal)
+		})
+		test(t, &tc{t: t, srv: srv, token: srv.APIKey})
+	})
 }
 
 // as returns a client of the same server that authenticates with another token.

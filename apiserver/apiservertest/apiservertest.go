@@ -14,7 +14,6 @@ import (
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
-	"github.com/warrenhq/terraform-provider-warren/apiserver/store/postgres"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sealing"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sqlite"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sqlstore"
@@ -31,6 +30,8 @@ type Server struct {
 	// Store is the server's store, for tests that must set up state no endpoint creates yet.
 	// Its secrets are sealed with a key of this server's own, as in production.
 	Store store.Store
+	// SecretKey is that key, base64 as --secret-key takes it (tests check it never leaks).
+	SecretKey string
 
 	remoteAddr atomic.Pointer[string]
 }
@@ -45,28 +46,28 @@ func (s *Server) SetRemoteAddr(addr string) { s.remoteAddr.Store(&addr) }
 // before the server is built (e.g. a small address pool, or NoRateLimit).
 func Start(t testing.TB, configure ...func(*apiserver.Options)) *Server {
 	t.Helper()
-	return StartOn(t, "", configure...)
+	return StartOn(t, func(ctx context.Context, seal sqlstore.Option) (store.Store, error) {
+		return sqlite.Open(ctx, filepath.Join(t.TempDir(), "warren.db"), seal)
+	}, configure...)
 }
 
-// StartOn is Start on the PostgreSQL database at dsn (an empty one, e.g. from
-// pgcluster.Database), or on a temporary SQLite database when dsn is "".
-func StartOn(t testing.TB, dsn string, configure ...func(*apiserver.Options)) *Server {
+// Opener opens a new empty store whose secrets seal seals, e.g. a PostgreSQL database.
+type Opener func(ctx context.Context, seal sqlstore.Option) (store.Store, error)
+
+// StartOn is Start on the store that open opens.
+func StartOn(t testing.TB, open Opener, configure ...func(*apiserver.Options)) *Server {
 	t.Helper()
 	ctx := context.Background()
-	keys, err := sealing.NewKeyring(sealing.GenerateKey())
+	secretKey := sealing.GenerateKey()
+	keys, err := sealing.NewKeyring(secretKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var db store.Store
-	if dsn == "" {
-		db, err = sqlite.Open(ctx, filepath.Join(t.TempDir(), "warren.db"), sqlstore.WithKeys(keys))
-	} else {
-		db, err = postgres.Open(ctx, dsn, sqlstore.WithKeys(keys))
-	}
+	db, err := open(ctx, sqlstore.WithKeys(keys))
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
-	s := &Server{APIKey: ids.NewToken(ids.New(ids.APIKey)), AdminToken: "admin-" + ids.New(""), Store: db}
+	s := &Server{APIKey: ids.NewToken(ids.New(ids.APIKey)), AdminToken: "admin-" + ids.New(""), Store: db, SecretKey: sealing.EncodeKey(secretKey)}
 	var handler http.Handler
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if addr := s.remoteAddr.Load(); addr != nil && *addr != "" {
