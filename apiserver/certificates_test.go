@@ -420,8 +420,9 @@ func TestCertificateAuthorities(t *testing.T) {
 	equal(t, "gone", c.req("GET", path, nil).status, 404)
 }
 
-func TestCertificateIsolation(t *testing.T) {
-	c := newTC(t)
+func TestCertificateIsolation(t *testing.T) { onEachDatabase(t, testCertificateIsolation) }
+
+func testCertificateIsolation(t *testing.T, c *tc) {
 	p := newPKI(t)
 	other := c.as(c.srv.NewAccount(t))
 	uploads := map[string]map[string]any{

@@ -2,11 +2,13 @@ package apiserver_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"maps"
 	"net/http"
 	"net/url"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -14,7 +16,14 @@ import (
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apiservertest"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store/postgres"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store/postgres/pgcluster"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sqlstore"
 )
+
+// The PostgreSQL runs share one throwaway cluster, stopped when the tests end.
+func TestMain(m *testing.M) { os.Exit(pgcluster.RunTests(m)) }
 
 // tc is a test client that speaks raw HTTP to a test server, so tests see the exact wire.
 type tc struct {
@@ -29,6 +38,18 @@ func newTC(t *testing.T, configure ...func(*apiserver.Options)) *tc {
 	t.Helper()
 	srv := apiservertest.Start(t, configure...)
 	return &tc{t: t, srv: srv, token: srv.APIKey}
+}
+
+// onEachDatabase runs test against a fresh server on SQLite and on PostgreSQL, as subtests.
+func onEachDatabase(t *testing.T, test func(t *testing.T, c *tc)) {
+	t.Run("sqlite", func(t *testing.T) { test(t, newTC(t)) })
+	t.Run("postgres", func(t *testing.T) {
+		dsn := pgcluster.Database(t)
+		srv := apiservertest.StartOn(t, func(ctx context.Context, seal sqlstore.Option) (store.Store, error) {
+			return postgres.Open(ctx, dsn, seal)
+		})
+		test(t, &tc{t: t, srv: srv, token: srv.APIKey})
+	})
 }
 
 // as returns a client of the same server that authenticates with another token.

@@ -235,8 +235,9 @@ func TestServiceUsers(t *testing.T) {
 
 // TestAccountIsolation proves that no route shows, changes or deletes another account's
 // objects: they are plain 404s and never appear in lists.
-func TestAccountIsolation(t *testing.T) {
-	c := newTC(t)
+func TestAccountIsolation(t *testing.T) { onEachDatabase(t, testAccountIsolation) }
+
+func testAccountIsolation(t *testing.T, c *tc) {
 	other := c.as(c.srv.NewAccount(t))
 	objects := map[string]string{
 		"/api_keys":                    str(c.ok(201, "POST", "/api_keys", map[string]any{})["id"]),

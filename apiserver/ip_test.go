@@ -104,8 +104,9 @@ func TestIPRestrictions(t *testing.T) {
 	c.ok(204, "DELETE", "/ip_policies/"+p2, nil)
 }
 
-func TestIPIsolation(t *testing.T) {
-	c := newTC(t)
+func TestIPIsolation(t *testing.T) { onEachDatabase(t, testIPIsolation) }
+
+func testIPIsolation(t *testing.T, c *tc) {
 	other := c.as(c.srv.NewAccount(t))
 	policy := str(c.ok(201, "POST", "/ip_policies", map[string]any{})["id"])
 	rule := str(c.ok(201, "POST", "/ip_policy_rules", map[string]any{"cidr": "10.0.0.0/8", "ip_policy_id": policy, "action": "allow"})["id"])

@@ -149,8 +149,9 @@ func TestReservedAddrPool(t *testing.T) {
 	equal(t, "reused", str(other.ok(201, "POST", "/reserved_addrs", nil)["addr"]), freed)
 }
 
-func TestReservedAddrIsolation(t *testing.T) {
-	c := newTC(t)
+func TestReservedAddrIsolation(t *testing.T) { onEachDatabase(t, testReservedAddrIsolation) }
+
+func testReservedAddrIsolation(t *testing.T, c *tc) {
 	other := c.as(c.srv.NewAccount(t))
 	a := c.ok(201, "POST", "/reserved_addrs", map[string]any{"description": "mine"})
 	path := "/reserved_addrs/" + str(a["id"])

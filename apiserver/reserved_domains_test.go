@@ -418,8 +418,9 @@ func TestReservedDomainDeleteAndFilters(t *testing.T) {
 	c.fails(400, "ERR_227", "GET", "/reserved_domains/ra_x", nil)
 }
 
-func TestReservedDomainIsolation(t *testing.T) {
-	c := newTC(t)
+func TestReservedDomainIsolation(t *testing.T) { onEachDatabase(t, testReservedDomainIsolation) }
+
+func testReservedDomainIsolation(t *testing.T, c *tc) {
 	other := c.as(c.srv.NewAccount(t))
 	d := c.ok(201, "POST", "/reserved_domains", map[string]any{"domain": "app.example.com", "description": "mine"})
 	path := "/reserved_domains/" + str(d["id"])

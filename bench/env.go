@@ -14,7 +14,9 @@ import (
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/postgres"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/postgres/pgcluster"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sealing"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sqlite"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sqlstore"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 )
 
@@ -74,6 +76,9 @@ const (
 	onPostgres = "PostgreSQL"
 )
 
+// benchKeys seal the stores' secrets, as warren-apiserver always does.
+var benchKeys, _ = sealing.NewKeyring(sealing.GenerateKey())
+
 // openStore opens a new empty store of the kind.
 func (e *env) openStore(ctx context.Context, kind string) (store.Store, error) {
 	switch kind {
@@ -82,13 +87,13 @@ func (e *env) openStore(ctx context.Context, kind string) (store.Store, error) {
 		if err != nil {
 			return nil, err
 		}
-		return sqlite.Open(ctx, filepath.Join(dir, "warren.db"))
+		return sqlite.Open(ctx, filepath.Join(dir, "warren.db"), sqlstore.WithKeys(benchKeys))
 	case onPostgres:
 		dsn, err := e.postgresDatabase()
 		if err != nil {
 			return nil, err
 		}
-		return postgres.Open(ctx, dsn)
+		return postgres.Open(ctx, dsn, sqlstore.WithKeys(benchKeys))
 	}
 	return nil, fmt.Errorf("unknown database %q", kind)
 }

@@ -14,7 +14,9 @@ import (
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sealing"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sqlite"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sqlstore"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 )
@@ -26,7 +28,10 @@ type Server struct {
 	AdminToken string // token of the /_admin/ endpoints
 	AccountID  string // the bootstrap account
 	// Store is the server's store, for tests that must set up state no endpoint creates yet.
+	// Its secrets are sealed with a key of this server's own, as in production.
 	Store store.Store
+	// SecretKey is that key, base64 as --secret-key takes it (tests check it never leaks).
+	SecretKey string
 
 	remoteAddr atomic.Pointer[string]
 }
@@ -41,12 +46,28 @@ func (s *Server) SetRemoteAddr(addr string) { s.remoteAddr.Store(&addr) }
 // before the server is built (e.g. a small address pool, or NoRateLimit).
 func Start(t testing.TB, configure ...func(*apiserver.Options)) *Server {
 	t.Helper()
+	return StartOn(t, func(ctx context.Context, seal sqlstore.Option) (store.Store, error) {
+		return sqlite.Open(ctx, filepath.Join(t.TempDir(), "warren.db"), seal)
+	}, configure...)
+}
+
+// Opener opens a new empty store whose secrets seal seals, e.g. a PostgreSQL database.
+type Opener func(ctx context.Context, seal sqlstore.Option) (store.Store, error)
+
+// StartOn is Start on the store that open opens.
+func StartOn(t testing.TB, open Opener, configure ...func(*apiserver.Options)) *Server {
+	t.Helper()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "warren.db"))
+	secretKey := sealing.GenerateKey()
+	keys, err := sealing.NewKeyring(secretKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := open(ctx, sqlstore.WithKeys(keys))
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
-	s := &Server{APIKey: ids.NewToken(ids.New(ids.APIKey)), AdminToken: "admin-" + ids.New(""), Store: db}
+	s := &Server{APIKey: ids.NewToken(ids.New(ids.APIKey)), AdminToken: "admin-" + ids.New(""), Store: db, SecretKey: sealing.EncodeKey(secretKey)}
 	var handler http.Handler
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if addr := s.remoteAddr.Load(); addr != nil && *addr != "" {

@@ -5,36 +5,61 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/delivery/deliverytest"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store/postgres/pgcluster"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 )
 
 const killHelperEnv = "WARREN_TEST_KILLED_SERVER"
 
+// databases are the databases a command test runs on: each returns the environment that
+// points the command at a new empty database of its kind.
+var databases = []struct {
+	name string
+	env  func(t *testing.T) map[string]string
+}{
+	{"sqlite", func(t *testing.T) map[string]string {
+		return map[string]string{"WARREN_DATABASE": filepath.Join(t.TempDir(), "w.db")}
+	}},
+	{"postgres", func(t *testing.T) map[string]string {
+		return map[string]string{"WARREN_DATABASE": pgcluster.DatabaseURL(t), "WARREN_SECRET_KEY": testKey}
+	}},
+}
+
 // TestEventSurvivesKill9 makes a change through a server process whose event target is down,
-// kills the process with SIGKILL, and starts the server again on the same database with the
-// target up: the change's event is delivered.
+// then creates objects from several clients at once, kills the process with SIGKILL in the
+// middle of that load, and starts the server again on the same database with the target up:
+// the change's event is delivered, and every create the process acknowledged is there.
 func TestEventSurvivesKill9(t *testing.T) {
+	for _, db := range databases {
+		t.Run(db.name, func(t *testing.T) { testEventSurvivesKill9(t, db.env(t)) })
+	}
+}
+
+func testEventSurvivesKill9(t *testing.T, env map[string]string) {
 	fake := deliverytest.NewAWS(t)
 	fake.AddKey("AKIAKILLTEST", "kill-secret")
 	fake.Kinesis.SetDown(true)
 	token := ids.NewToken(ids.New(ids.APIKey))
-	env := map[string]string{
-		"WARREN_DATABASE":                   filepath.Join(t.TempDir(), "w.db"),
+	maps.Copy(env, map[string]string{
 		"WARREN_LISTEN":                     "127.0.0.1:0",
 		"WARREN_BOOTSTRAP_API_KEY":          token,
 		"WARREN_EVENT_ENDPOINT_DATA_STREAM": fake.URL,
 		"WARREN_EVENT_MAX_BACKOFF":          "50ms",
 		"WARREN_EVENT_LEASE":                "2s",
-	}
+		"WARREN_RATE_LIMIT":                 "0",
+	})
 	cmd := exec.Command(os.Args[0], "-test.run=^TestKilledServerHelper$", "-test.timeout=60s")
 	cmd.Env = append(os.Environ(), killHelperEnv+"=1")
 	for k, v := range env {
@@ -63,22 +88,34 @@ func TestEventSurvivesKill9(t *testing.T) {
 	case <-time.After(guard):
 		t.Fatal("the server process did not listen")
 	}
-	call := func(base, method, path string, body any) map[string]any {
-		t.Helper()
-		data, _ := json.Marshal(body)
-		req, _ := http.NewRequest(method, base+path, bytes.NewReader(data))
+	send := func(base, method, path string, body any) (int, map[string]any, error) {
+		var r io.Reader
+		if body != nil {
+			data, _ := json.Marshal(body)
+			r = bytes.NewReader(data)
+		}
+		req, _ := http.NewRequest(method, base+path, r)
 		req.Header.Set("Authorization", "Bearer "+token)
 		req.Header.Set("Service-Version", "2")
-		req.Header.Set("Content-Type", "application/json")
+		if body != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
-			t.Fatal(err)
+			return 0, nil, err
 		}
 		defer resp.Body.Close()
 		var out map[string]any
-		_ = json.NewDecoder(resp.Body).Decode(&out)
-		if resp.StatusCode != 201 {
-			t.Fatalf("%s %s: %d %v", method, path, resp.StatusCode, out)
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+			return 0, nil, err // a body cut off by the kill
+		}
+		return resp.StatusCode, out, nil
+	}
+	call := func(base, method, path string, body any) map[string]any {
+		t.Helper()
+		status, out, err := send(base, method, path, body)
+		if err != nil || status != 201 {
+			t.Fatalf("%s %s: %d %v %v", method, path, status, out, err)
 		}
 		return out
 	}
@@ -88,9 +125,43 @@ func TestEventSurvivesKill9(t *testing.T) {
 	call(base, "POST", "/event_subscriptions", map[string]any{"sources": []any{map[string]any{"type": "ip_policy_created.v0"}}, "destination_ids": []any{dest["id"]}})
 	policy := call(base, "POST", "/ip_policies", map[string]any{"description": "before the crash"})
 
+	// Load: clients create until the process dies; the kill comes once enough were acknowledged.
+	var mu sync.Mutex
+	var acked []string
+	enough := make(chan struct{})
+	var once sync.Once
+	var clients sync.WaitGroup
+	for range 4 {
+		clients.Add(1)
+		go func() {
+			defer clients.Done()
+			for i := 0; i < 10_000; i++ { // bounded in case the kill never comes
+				status, out, err := send(base, "POST", "/ip_policies", map[string]any{"description": "under load"})
+				if err != nil {
+					return // the process is gone
+				}
+				if status != 201 {
+					t.Errorf("create under load: %d %v", status, out)
+					return
+				}
+				mu.Lock()
+				acked = append(acked, out["id"].(string))
+				if len(acked) == 40 {
+					once.Do(func() { close(enough) })
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	select {
+	case <-enough:
+	case <-time.After(guard):
+		t.Fatal("the clients did not get 40 creates acknowledged")
+	}
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
+	clients.Wait()
 	if err := cmd.Wait(); err == nil || !strings.Contains(err.Error(), "killed") {
 		t.Fatalf("the server process did not die by SIGKILL: %v", err)
 	}
@@ -99,7 +170,13 @@ func TestEventSurvivesKill9(t *testing.T) {
 	}
 
 	fake.Kinesis.SetDown(false)
-	serveInBackground(t, nil, env)
+	addr2, _, _ := serveInBackground(t, nil, env)
+	for _, id := range acked {
+		if status, out, err := send("http://"+addr2, "GET", "/ip_policies/"+id, nil); err != nil || status != 200 {
+			t.Fatalf("acknowledged %s lost in the crash: %d %v %v", id, status, out, err)
+		}
+	}
+	t.Logf("%d creates acknowledged under load survived", len(acked))
 	var ev map[string]any
 	if err := json.Unmarshal(fake.Kinesis.WaitFor(t, 1)[0], &ev); err != nil {
 		t.Fatal(err)
@@ -108,6 +185,8 @@ func TestEventSurvivesKill9(t *testing.T) {
 		t.Fatalf("delivered after the restart: %v", ev)
 	}
 }
+
+func TestMain(m *testing.M) { os.Exit(pgcluster.RunTests(m)) }
 
 // TestKilledServerHelper is the server process of TestEventSurvivesKill9.
 func TestKilledServerHelper(t *testing.T) {

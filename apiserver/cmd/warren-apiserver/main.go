@@ -26,7 +26,9 @@ import (
 	"github.com/warrenhq/terraform-provider-warren/apiserver/delivery"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/postgres"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sealing"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sqlite"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sqlstore"
 	"github.com/warrenhq/terraform-provider-warren/internal/cliflags"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 	"github.com/warrenhq/terraform-provider-warren/internal/zaplog"
@@ -40,6 +42,10 @@ const usage = `warren-apiserver serves the Tunnel and Edge Management API.
 Usage:
   warren-apiserver [flags]      run the server
   warren-apiserver token        print a fresh token for --bootstrap-api-key
+  warren-apiserver secret-key   print a fresh key for --secret-key
+  warren-apiserver rotate-secrets [flags]
+                                seal every secret in the database with the current secret key
+                                (the last step of a key rotation), then exit
   warren-apiserver version      print the version (also --version)
   warren-apiserver help         print this help (also --help, -h)
 
@@ -67,7 +73,7 @@ func main() {
 func run(ctx context.Context, args []string, env func(string) (string, bool), stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		switch args[0] {
-		case "token", "version", "help":
+		case "token", "secret-key", "version", "help":
 			if len(args) > 1 {
 				return usageError(stderr, fmt.Sprintf("%s takes no arguments", args[0]))
 			}
@@ -75,6 +81,8 @@ func run(ctx context.Context, args []string, env func(string) (string, bool), st
 			case "token":
 				// Any token of the right shape works; its first part becomes the key's ID.
 				fmt.Fprintln(stdout, ids.NewToken(ids.New(ids.APIKey)))
+			case "secret-key":
+				fmt.Fprintln(stdout, sealing.EncodeKey(sealing.GenerateKey()))
 			case "version":
 				fmt.Fprintln(stdout, version)
 			default:
@@ -82,6 +90,10 @@ func run(ctx context.Context, args []string, env func(string) (string, bool), st
 			}
 			return exitOK
 		}
+	}
+	rotate := len(args) > 0 && args[0] == "rotate-secrets"
+	if rotate {
+		args = args[1:]
 	}
 	cfg, err := parseFlags(args, env, stderr)
 	switch {
@@ -97,6 +109,13 @@ func run(ctx context.Context, args []string, env func(string) (string, bool), st
 		return exitUsage
 	case cfg.showVersion:
 		fmt.Fprintln(stdout, version)
+		return exitOK
+	}
+	if rotate {
+		if err := rotateSecrets(ctx, cfg, stdout, stderr); err != nil {
+			fmt.Fprintln(stderr, "warren-apiserver:", err)
+			return exitFailed
+		}
 		return exitOK
 	}
 	if err := serve(ctx, cfg, stderr); err != nil {
@@ -130,12 +149,15 @@ type config struct {
 	agentHeartbeat, agentCommandTimeout, agentReplicaLease           time.Duration
 	eventEndpoints                                                   delivery.Endpoints
 	tlsCert, tlsKey                                                  string
+	secretKey, secretKeyFile                                         string
+	previousSecretKeys, previousSecretKeysFile                       string
 
 	// Derived by check.
 	level            zap.AtomicLevel
 	minPort, maxPort int
 	proxies          []netip.Prefix
 	cert             *certificate // nil without TLS
+	secretKeys       [][]byte     // current first; nil: the key file beside a SQLite database
 }
 
 // newFlagSet defines the flags into a config.
@@ -148,6 +170,10 @@ func newFlagSet() (fs *cliflags.Set, cfg *config) {
 	str(&cfg.baseURL, "base-url", "WARREN_BASE_URL", "", "URL clients reach the server at, used in uri members (default http://<listen address>, https:// with TLS)")
 	str(&cfg.tlsCert, "tls-cert", "WARREN_TLS_CERT", "", "PEM file of the certificate (with its chain) to serve HTTPS with, TLS 1.2 or later; needs --tls-key; reloaded on SIGHUP (default: plain HTTP)")
 	str(&cfg.tlsKey, "tls-key", "WARREN_TLS_KEY", "", "PEM file of the private key of --tls-cert; reloaded with it on SIGHUP")
+	str(&cfg.secretKey, "secret-key", "WARREN_SECRET_KEY", "", "base64 of the 32-byte AES-256-GCM key that encrypts private keys, token hashes and other secrets in the database ('warren-apiserver secret-key' makes one); required with PostgreSQL, the same on every replica (default with SQLite: the file <database>.key, generated when missing)")
+	str(&cfg.secretKeyFile, "secret-key-file", "WARREN_SECRET_KEY_FILE", "", "file holding the --secret-key, instead of the flag")
+	str(&cfg.previousSecretKeys, "previous-secret-keys", "WARREN_PREVIOUS_SECRET_KEYS", "", "comma-separated base64 keys that secrets may still be sealed with, during a key rotation (see rotate-secrets); they only decrypt")
+	str(&cfg.previousSecretKeysFile, "previous-secret-keys-file", "WARREN_PREVIOUS_SECRET_KEYS_FILE", "", "file of previous secret keys, one per line, added to --previous-secret-keys")
 	str(&cfg.bootstrapAPIKey, "bootstrap-api-key", "WARREN_BOOTSTRAP_API_KEY", "", "token of the admin API key created on an empty database (default: generate one and print it once); ignored, with a warning, once the database is bootstrapped")
 	str(&cfg.adminToken, "admin-token", "WARREN_ADMIN_TOKEN", "", "bearer token of the operator endpoints under /_admin/ (off when empty)")
 	str(&cfg.logLevel, "log-level", "WARREN_LOG_LEVEL", "info", "log level: debug (adds request starts and store timings), info, warn or error")
@@ -249,6 +275,9 @@ func (cfg *config) check() error {
 	if err := apiserver.CheckOptions(cfg.options()); err != nil {
 		return err
 	}
+	if err := cfg.checkSecretKeys(); err != nil {
+		return err
+	}
 	return cfg.checkTLS() // last: it reads files
 }
 
@@ -313,7 +342,7 @@ func serve(ctx context.Context, cfg *config, stderr io.Writer) (err error) {
 		}
 		opts.BaseURL = scheme + "://" + listener.Addr().String()
 	}
-	db, where, discard, err := openStore(ctx, cfg.database)
+	db, where, discard, err := openStore(ctx, cfg.database, cfg.secretKeys, log)
 	if err != nil {
 		return err
 	}
@@ -378,16 +407,24 @@ func isPostgres(database string) bool {
 }
 
 // openStore opens the store that --database names: a postgres:// (or postgresql://) URL, or
-// else a SQLite file. It also returns how to name it in logs, without a password, and
+// else a SQLite file, with its secrets sealed by keys (nil: the key file beside a SQLite
+// database, see storeKeys). It also returns how to name it in logs, without a password, and
 // discard, which removes (after Close) the SQLite files this call created, so a start that
 // fails later leaves no empty database behind. A failed openStore has discarded already.
-func openStore(ctx context.Context, database string) (db store.Store, where string, discard func(), err error) {
+func openStore(ctx context.Context, database string, keys [][]byte, log *zap.Logger) (db store.Store, where string, discard func(), err error) {
 	if isPostgres(database) {
 		u, err := url.Parse(database)
 		if err != nil {
 			return nil, "", nil, errors.New("--database is not a valid postgres:// URL")
 		}
-		db, err := postgres.Open(ctx, database)
+		if keys == nil {
+			return nil, "", nil, errors.New("a PostgreSQL --database needs --secret-key or --secret-key-file")
+		}
+		ring, _, err := storeKeys(database, keys, log)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		db, err := postgres.Open(ctx, database, sqlstore.WithKeys(ring))
 		return db, u.Redacted(), func() {}, err
 	}
 	var created []string
@@ -396,14 +433,31 @@ func openStore(ctx context.Context, database string) (db store.Store, where stri
 			created = append(created, f)
 		}
 	}
+	if err := sqlite.CheckPath(database); err != nil {
+		return nil, "", nil, err // no key file beside a database that cannot be created
+	}
+	ring, keyFile, err := storeKeys(database, keys, log)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	// A key generated for a database that existed has sealed its check value by the time
+	// anything fails: it stays. One generated with a new database goes with it.
+	if keyFile != "" && len(created) > 0 && created[0] == database {
+		created = append(created, keyFile)
+	}
 	discard = func() {
 		for _, f := range created {
 			_ = os.Remove(f)
 		}
 	}
-	sdb, err := sqlite.Open(ctx, database)
+	sdb, err := sqlite.Open(ctx, database, sqlstore.WithKeys(ring))
 	if err != nil {
 		discard()
+		if keyFile != "" {
+			// Nothing was sealed with it; the database's secrets need the key they were sealed with.
+			_ = os.Remove(keyFile)
+			err = fmt.Errorf("%w (no key file %s was found: restore it, or give the key with --secret-key)", err, keyFile)
+		}
 		return nil, "", nil, err
 	}
 	return sdb, database, discard, nil

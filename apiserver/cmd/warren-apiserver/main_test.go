@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 )
@@ -110,6 +112,16 @@ func TestCommandLine(t *testing.T) {
 		{args: []string{"--domain-base", "bad_domain"}, code: 2, stderr: `the domain base "bad_domain" is not a fully qualified domain name`},
 		{args: []string{"--bootstrap-api-key", "short"}, code: 2, stderr: "the bootstrap API key must have the shape"},
 		{args: []string{"--database", "postgres://u:hunter2@db:bad/x"}, code: 2, stderr: "--database is not a valid postgres:// URL"},
+		{args: []string{"secret-key", "x"}, code: 2, stderr: "secret-key takes no arguments"},
+		{args: []string{"--secret-key", "hunter2-not-base64!"}, code: 2, stderr: "--secret-key: the key is not base64"},
+		{env: map[string]string{"WARREN_SECRET_KEY": "aHVudGVyMmh1bnRlcjI="}, code: 2, stderr: "--secret-key: the key is 14 bytes; it must be 32"},
+		{args: []string{"--secret-key", testKey, "--secret-key-file", "k"}, code: 2, stderr: "--secret-key and --secret-key-file both set"},
+		{args: []string{"--secret-key-file", "missing.key"}, code: 2, stderr: "--secret-key-file: open missing.key: no such file"},
+		{args: []string{"--previous-secret-keys", testKey}, code: 2, stderr: "--previous-secret-keys need --secret-key or --secret-key-file"},
+		{args: []string{"--secret-key", testKey, "--previous-secret-keys", testKey + ",hunter2"}, code: 2, stderr: "previous secret key 2: the key is"},
+		{args: []string{"--database", "postgres://u:hunter2@db/x"}, code: 2, stderr: "a PostgreSQL --database needs --secret-key or --secret-key-file"},
+		{args: []string{"rotate-secrets", "--secret-key", "hunter2"}, code: 2, stderr: "--secret-key: "},
+		{args: []string{"rotate-secrets"}, code: 1, stderr: "rotate-secrets: no database to rotate"},
 	} {
 		t.Run(strings.Join(tt.args, " ")+fmt.Sprint(tt.env), func(t *testing.T) {
 			dir := t.TempDir()
@@ -211,7 +223,7 @@ func TestFailedStartLeavesNothing(t *testing.T) {
 func TestOpenStoreDiscard(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "w.db")
-	db, _, discard, err := openStore(t.Context(), path)
+	db, _, discard, err := openStore(t.Context(), path, nil, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,12 +238,12 @@ func TestOpenStoreDiscard(t *testing.T) {
 	emptyDir(t, dir)
 
 	// Existing now: a second start's discard keeps it.
-	db, _, _, err = openStore(t.Context(), path)
+	db, _, _, err = openStore(t.Context(), path, nil, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
-	db, _, discard, err = openStore(t.Context(), path)
+	db, _, discard, err = openStore(t.Context(), path, nil, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}

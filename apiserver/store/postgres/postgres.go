@@ -44,8 +44,9 @@ func retryable(err error) bool {
 }
 
 // Open connects to the database at dsn (a postgres:// URL or a key=value string) and
-// migrates it to the current schema.
-func Open(ctx context.Context, dsn string) (*Store, error) {
+// migrates it to the current schema. With sqlstore.WithKeys, secrets are sealed and the key
+// is checked against the database.
+func Open(ctx context.Context, dsn string, opts ...sqlstore.Option) (*Store, error) {
 	db, err := sql.Open("pgx", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open: %w", err)
@@ -61,7 +62,12 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	}
 	d := dialect
 	d.Schema = schema
-	return sqlstore.New(db, db, d), nil
+	s := sqlstore.New(db, db, d, opts...)
+	if err := s.CheckKeys(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	return s, nil
 }
 
 // migrate brings the database to the newest migration and returns that one's version.

@@ -77,3 +77,7 @@ func BenchmarkInsert(b *testing.B) {
 		}
 	}
 }
+
+func TestSealing(t *testing.T) {
+	storetest.Sealing(t, func(t *testing.T) string { return freshDatabase(t) }, Open)
+}

@@ -40,12 +40,13 @@ var dialect = sqlstore.Dialect{
 }
 
 // Open opens (creating if needed) the database at path and migrates it to the current schema.
-// path is a file name; it must not contain '?'. Errors name the path.
-func Open(ctx context.Context, path string) (*Store, error) {
-	if err := checkPath(path); err != nil {
+// path is a file name; it must not contain '?'. Errors name the path. With
+// sqlstore.WithKeys, secrets are sealed and the key is checked against the database.
+func Open(ctx context.Context, path string, opts ...sqlstore.Option) (*Store, error) {
+	if err := CheckPath(path); err != nil {
 		return nil, err
 	}
-	db, err := openStore(ctx, path)
+	db, err := openStore(ctx, path, opts)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %s: %w", path, err)
 	}
@@ -59,9 +60,9 @@ func Files(path string) []string {
 	return []string{path, path + "-wal", path + "-shm"}
 }
 
-// checkPath says in plain words what the driver would report cryptically ("out of memory",
+// CheckPath says in plain words what the driver would report cryptically ("out of memory",
 // "unable to open database file"): a missing directory, or a directory in place of the file.
-func checkPath(path string) error {
+func CheckPath(path string) error {
 	if path == "" {
 		return errors.New("sqlite: the database path is empty")
 	}
@@ -81,7 +82,7 @@ func checkPath(path string) error {
 	return nil
 }
 
-func openStore(ctx context.Context, path string) (*Store, error) {
+func openStore(ctx context.Context, path string, opts []sqlstore.Option) (*Store, error) {
 	// synchronous is per connection, and only the writer commits.
 	write, err := openDB(path, "_txlock=immediate&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)")
 	if err != nil {
@@ -104,7 +105,12 @@ func openStore(ctx context.Context, path string) (*Store, error) {
 	read.SetMaxOpenConns(readConns)
 	d := dialect
 	d.Schema = schema
-	return sqlstore.New(write, read, d), nil
+	s := sqlstore.New(write, read, d, opts...)
+	if err := s.CheckKeys(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
 }
 
 func openDB(path, params string) (*sql.DB, error) {

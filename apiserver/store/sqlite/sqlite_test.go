@@ -288,3 +288,7 @@ func TestOpenNamesThePath(t *testing.T) {
 		t.Fatalf("Open created files: %v", entries)
 	}
 }
+
+func TestSealing(t *testing.T) {
+	storetest.Sealing(t, func(t *testing.T) string { return filepath.Join(t.TempDir(), "store.db") }, Open)
+}

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sealing"
 )
 
 // Dialect is what one database does its own way.
@@ -79,6 +80,7 @@ type Store struct {
 	// for a connection while holding one.
 	stmtMu sync.Mutex
 	stmts  map[*sql.DB]map[string]*sql.Stmt
+	keys   *sealing.Keyring // seals the secret column; nil keeps it in plaintext
 }
 
 var _ store.Store = (*Store)(nil)
@@ -86,10 +88,21 @@ var _ store.Store = (*Store)(nil)
 // DB returns the pools, for checks particular to one database (its settings, its integrity).
 func (s *Store) DB() (write, read *sql.DB) { return s.write, s.read }
 
+// Option configures a Store.
+type Option func(*Store)
+
+// WithKeys seals every object's secret with keys (see package sealing): the one place where
+// server-only data is encrypted on its way to the database and decrypted on its way back.
+func WithKeys(keys *sealing.Keyring) Option { return func(s *Store) { s.keys = keys } }
+
 // New returns a Store on already migrated databases.
-func New(write, read *sql.DB, d Dialect) *Store {
+func New(write, read *sql.DB, d Dialect, opts ...Option) *Store {
 	d.columns = d.selectColumns()
-	return &Store{write: write, read: read, dialect: d}
+	s := &Store{write: write, read: read, dialect: d}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // Read implements store.Store.
@@ -159,7 +172,7 @@ func (s *Store) run(ctx context.Context, db *sql.DB, opts *sql.TxOptions, fn fun
 		return err
 	}
 	defer t.Rollback() // undoes everything when fn fails or panics; a no-op after Commit
-	if err := fn(&tx{tx: t, d: &s.dialect, stmts: stmts}); err != nil {
+	if err := fn(&tx{tx: t, d: &s.dialect, stmts: stmts, keys: s.keys}); err != nil {
 		return err
 	}
 	return t.Commit()
@@ -221,6 +234,7 @@ type tx struct {
 	tx    *sql.Tx
 	d     *Dialect
 	stmts map[string]*sql.Stmt // prepared hot queries by text; nil when none
+	keys  *sealing.Keyring
 }
 
 // queryContext runs a query, through its prepared statement when it is a hot one.
@@ -229,6 +243,14 @@ func (t *tx) queryContext(ctx context.Context, query string, args ...any) (*sql.
 		return t.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
 	}
 	return t.tx.QueryContext(ctx, query, args...)
+}
+
+// seal is what the secret column stores for o.
+func (t *tx) seal(o *store.Object) []byte {
+	if t.keys == nil {
+		return o.Secret
+	}
+	return t.keys.Seal(o.Kind, o.ID, o.Secret)
 }
 
 // columns reads an object with its unique keys and refs as JSON arrays, in one query.
@@ -252,6 +274,9 @@ func (t *tx) query(ctx context.Context, tail string, args ...any) ([]*store.Obje
 		o := new(store.Object)
 		var keys, refs string
 		if err := rows.Scan(&o.ID, &o.Kind, &o.AccountID, &o.ParentID, &o.Doc, &o.Secret, &keys, &refs); err != nil {
+			return nil, err
+		}
+		if o.Secret, err = t.keys.Open(o.Kind, o.ID, o.Secret); err != nil {
 			return nil, err
 		}
 		if o.UniqueKeys, err = decodeSet(keys); err != nil {
@@ -303,6 +328,9 @@ func (t *tx) GetWith(ctx context.Context, kind, id string, key store.AccountKey)
 		if err := rows.Scan(&o.ID, &o.Kind, &o.AccountID, &o.ParentID, &o.Doc, &o.Secret); err != nil {
 			return nil, nil, err
 		}
+		if o.Secret, err = t.keys.Open(o.Kind, o.ID, o.Secret); err != nil {
+			return nil, nil, err
+		}
 		if obj == nil && o.ID == id {
 			obj = o
 		} else {
@@ -352,7 +380,7 @@ func (t *tx) Insert(ctx context.Context, o *store.Object) error {
 	return t.atomic(ctx, func() error {
 		n, err := t.exec(ctx, `INSERT INTO objects (id, kind, account_id, parent_id, doc, secret)
 			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
-			o.ID, o.Kind, o.AccountID, o.ParentID, o.Doc, o.Secret)
+			o.ID, o.Kind, o.AccountID, o.ParentID, o.Doc, t.seal(o))
 		if err != nil {
 			return err
 		}
@@ -366,7 +394,7 @@ func (t *tx) Insert(ctx context.Context, o *store.Object) error {
 func (t *tx) Update(ctx context.Context, o *store.Object) error {
 	return t.atomic(ctx, func() error {
 		n, err := t.exec(ctx, "UPDATE objects SET doc = ?, secret = ? WHERE id = ? AND kind = ?",
-			o.Doc, o.Secret, o.ID, o.Kind)
+			o.Doc, t.seal(o), o.ID, o.Kind)
 		if err != nil {
 			return err
 		}

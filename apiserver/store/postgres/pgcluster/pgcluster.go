@@ -7,11 +7,13 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -148,4 +150,30 @@ func Database(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return dsn
+}
+
+// DatabaseURL is Database as a postgres:// URL (the unix socket directory in its host
+// parameter), the form warren-apiserver's --database takes.
+func DatabaseURL(t testing.TB) string {
+	t.Helper()
+	return URL(Database(t))
+}
+
+// URL turns a key=value DSN of this package (host, port, user, dbname, sslmode) into a
+// postgres:// URL.
+func URL(dsn string) string {
+	q := url.Values{}
+	var user, db string
+	for _, f := range strings.Fields(dsn) {
+		k, v, _ := strings.Cut(f, "=")
+		switch k {
+		case "user":
+			user = v
+		case "dbname":
+			db = v
+		default:
+			q.Set(k, v)
+		}
+	}
+	return (&url.URL{Scheme: "postgres", User: url.User(user), Path: "/" + db, RawQuery: q.Encode()}).String()
 }

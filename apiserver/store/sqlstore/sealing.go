@@ -1,0 +1,138 @@
+package sqlstore
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sealing"
+)
+
+// checkValue is what the secret_check row seals; its row is (checkKind, checkID).
+var checkValue = []byte("warren secret check")
+
+const checkKind, checkID = "secret_check", "1"
+
+// CheckKeys opens the database's check value with the store's keys, sealing one first when
+// the database has none: a wrong key fails here, at start-up, rather than at the first
+// request that needs a secret. A database with a check value and a store without keys fail
+// too (sealing.ErrNoKeyring).
+func (s *Store) CheckKeys(ctx context.Context) error {
+	return s.Write(ctx, func(stx store.Tx) error {
+		t := stx.(*tx)
+		var v []byte
+		err := t.tx.QueryRowContext(ctx, "SELECT value FROM secret_check WHERE id = 1").Scan(&v)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			if s.keys == nil {
+				return nil
+			}
+			_, err := t.exec(ctx, "INSERT INTO secret_check (id, value) VALUES (1, ?) ON CONFLICT (id) DO NOTHING",
+				s.keys.Seal(checkKind, checkID, checkValue))
+			return err
+		case err != nil:
+			return err
+		case s.keys == nil:
+			return sealing.ErrNoKeyring
+		}
+		plain, err := s.keys.Open(checkKind, checkID, v)
+		if err == nil && !bytes.Equal(plain, checkValue) {
+			err = errors.New("the check value is not the expected one")
+		}
+		if err != nil {
+			return fmt.Errorf("the secret key (key id %s) does not open this database's secrets: configure the key they were sealed with, or add it to the previous secret keys while rotating: %w", s.keys.KeyID(), err)
+		}
+		return nil
+	})
+}
+
+// resealBatch is how many rows one transaction of Reseal looks at.
+const resealBatch = 100
+
+// Reseal seals every stored secret that is not sealed with the current key (sealed with a
+// previous key, or plaintext from before sealing) with the current key, a batch of rows per
+// transaction, then the check value, and returns how many secrets it sealed again. Run it
+// once every server has the new key as current: a server still sealing with the old key
+// would write values the rotation has passed.
+func (s *Store) Reseal(ctx context.Context) (int, error) {
+	if s.keys == nil {
+		return 0, sealing.ErrNoKeyring
+	}
+	resealed, after := 0, ""
+	for {
+		var n, seen int
+		var last string
+		err := s.Write(ctx, func(stx store.Tx) error {
+			t := stx.(*tx)
+			n, seen, last = 0, 0, after
+			rows, err := t.tx.QueryContext(ctx, t.d.rebind(
+				"SELECT id, kind, secret FROM objects WHERE id > ? AND secret IS NOT NULL ORDER BY id LIMIT ?"), after, resealBatch)
+			if err != nil {
+				return err
+			}
+			type row struct {
+				id, kind string
+				secret   []byte
+			}
+			var stale []row
+			for rows.Next() {
+				var r row
+				if err := rows.Scan(&r.id, &r.kind, &r.secret); err != nil {
+					rows.Close()
+					return err
+				}
+				seen, last = seen+1, r.id
+				if len(r.secret) > 0 && !s.keys.Current(r.secret) {
+					stale = append(stale, r)
+				}
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			for _, r := range stale {
+				plain, err := s.keys.Open(r.kind, r.id, r.secret)
+				if err != nil {
+					return err
+				}
+				if _, err := t.exec(ctx, "UPDATE objects SET secret = ? WHERE id = ?", s.keys.Seal(r.kind, r.id, plain), r.id); err != nil {
+					return err
+				}
+				n++
+			}
+			return nil
+		})
+		if err != nil {
+			return resealed, err
+		}
+		resealed += n
+		if seen < resealBatch {
+			break
+		}
+		after = last
+	}
+	// Last: while rows sealed with an old key remain, a start without that key must fail.
+	err := s.Write(ctx, func(stx store.Tx) error {
+		t := stx.(*tx)
+		var v []byte
+		err := t.tx.QueryRowContext(ctx, "SELECT value FROM secret_check WHERE id = 1").Scan(&v)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		if err == nil && s.keys.Current(v) {
+			return nil
+		}
+		if err == nil {
+			if _, err := s.keys.Open(checkKind, checkID, v); err != nil {
+				return err
+			}
+		}
+		_, err = t.exec(ctx, "INSERT INTO secret_check (id, value) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET value = excluded.value",
+			s.keys.Seal(checkKind, checkID, checkValue))
+		return err
+	})
+	return resealed, err
+}
