@@ -19,6 +19,7 @@ import (
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/postgres"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/postgres/pgcluster"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sqlite"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sqlstore"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgcluster.RunTests(m)) }
@@ -222,4 +223,71 @@ func decode(t *testing.T, raw []byte) map[string]any {
 		t.Fatal(err)
 	}
 	return doc
+}
+
+// TestIndexedFilters checks that the indexes of migration 00004 serve the equality filters
+// they are for: their expressions must be the ones that JSON.Text writes.
+func TestIndexedFilters(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		open func() (*sqlstore.Store, error)
+		json sqlstore.JSON
+		plan string // EXPLAIN, with a %s for the query
+	}{
+		{"sqlite", func() (*sqlstore.Store, error) { return sqlite.Open(ctx, filepath.Join(t.TempDir(), "w.db")) },
+			sqlstore.SQLiteJSON, "EXPLAIN QUERY PLAN %s"},
+		{"postgres", func() (*sqlstore.Store, error) { return postgres.Open(ctx, pgcluster.Database(t)) },
+			sqlstore.PostgresJSON, "EXPLAIN %s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db, err := tc.open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			err = db.Write(ctx, func(tx store.Tx) error {
+				for n := range 500 {
+					doc := fmt.Sprintf(`{"metadata":"m%d","owner_id":"usr_%d"}`, n, n%7)
+					if err := tx.Insert(ctx, &store.Object{Kind: "api_key", ID: fmt.Sprintf("ak_%04d", n), AccountID: account, Doc: []byte(doc)}); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, _ := db.DB()
+			if tc.name == "postgres" {
+				if _, err := w.ExecContext(ctx, "ANALYZE objects"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, member := range []string{"metadata", "owner_id"} {
+				query := fmt.Sprintf("SELECT id FROM objects WHERE account_id = '%s' AND kind = 'api_key' AND parent_id = '' AND %s = 'x' ORDER BY id DESC LIMIT 10",
+					account, tc.json.Text([]string{member}))
+				rows, err := w.QueryContext(ctx, fmt.Sprintf(tc.plan, query))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var plan []string
+				for rows.Next() {
+					cols, _ := rows.Columns()
+					vals := make([]any, len(cols))
+					for i := range vals {
+						vals[i] = new(any)
+					}
+					if err := rows.Scan(vals...); err != nil {
+						t.Fatal(err)
+					}
+					plan = append(plan, fmt.Sprint(*vals[len(vals)-1].(*any)))
+				}
+				rows.Close()
+				if !strings.Contains(strings.Join(plan, "\n"), "objects_"+member) {
+					t.Errorf("a filter on %s does not use its index:\n%s", member, strings.Join(plan, "\n"))
+				}
+			}
+		})
+	}
 }
