@@ -140,10 +140,10 @@ func pagesOn(ctx context.Context, e *env, dbKind string, sizes []int) (table, []
 // timing is the median and the 99th percentile of repeated runs.
 type timing struct{ p50, p99 time.Duration }
 
-// timeRepeated runs fn one after the other: 200 times (20 in quick mode), or fewer when that
+// timeRepeated runs fn one after the other: 200 times (5 in quick mode), or fewer when that
 // takes more than 5 s, but at least 3 times.
 func timeRepeated(ctx context.Context, e *env, fn func() error) (timing, error) {
-	reps, budget := size(e, 200, 20), size(e, 5*time.Second, 500*time.Millisecond)
+	reps, budget := size(e, 200, 5), size(e, 5*time.Second, 50*time.Millisecond)
 	var ds []time.Duration
 	start := time.Now()
 	for len(ds) < reps && (len(ds) < 3 || time.Since(start) < budget) {
