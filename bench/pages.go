@@ -14,6 +14,7 @@ import (
 	"github.com/warrenhq/terraform-provider-warren/apiserver"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/filter"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sqlstore"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 )
 
@@ -79,6 +80,7 @@ func pagesOn(ctx context.Context, e *env, dbKind string, sizes []int) (table, []
 	if err != nil {
 		return tab, nil, err
 	}
+	s.analyze = dbKind == onPostgres
 	client := newHTTPClient(1)
 	p50s := map[string]map[int]time.Duration{} // request → size → p50
 	var findings []string
@@ -169,6 +171,9 @@ type seeder struct {
 	doc      map[string]any
 	fields   filter.Fields
 	n        int // policies in the account
+	// analyze updates PostgreSQL's statistics after seeding, as autovacuum does for a
+	// database that grew over time: without them the planner takes the account for small.
+	analyze bool
 }
 
 func newSeeder(ctx context.Context, w *warren) (*seeder, error) {
@@ -227,7 +232,12 @@ func (s *seeder) growTo(ctx context.Context, n int) error {
 		}
 		s.n += batch
 	}
-	return nil
+	if !s.analyze {
+		return nil
+	}
+	w, _ := s.db.(*sqlstore.Store).DB()
+	_, err := w.ExecContext(ctx, "ANALYZE objects")
+	return err
 }
 
 // page selects one filtered page of 100 in-process, newest first, as the server does (the
