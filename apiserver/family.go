@@ -63,7 +63,7 @@ type family[T any, P interface {
 
 // collection tells the route table which kind and family the family's IDs belong to.
 func (f *family[T, P, C, U]) collection() collection {
-	return collection{kind: f.kind, def: f.def}
+	return collection{kind: f.kind, def: f.def, filter: f.filter}
 }
 
 // register adds the family's endpoints to the route table: POST and GET <path> (no GET for

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/filter"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
@@ -82,13 +83,23 @@ func (c *call) parseListQuery(prefix string, fields filter.Fields, extra ...stri
 	return q, nil
 }
 
-// page reads one page of objects newest first. With a filter it reads on in batches until
-// the page is full; it always looks one match ahead so that next_page_uri is null exactly
-// on the last page.
+// page reads one page of objects newest first. The filter runs in the database as far as
+// it translates (filter.Program.Pushdown); what remains runs here over the rows the database
+// selected, read in batches until the page is full. It always looks one match ahead so that
+// next_page_uri is null exactly on the last page.
 func (q listQuery) page(c *call, tx store.Tx, sq store.ListQuery) (items []*store.Object, more bool, err error) {
 	sq.BeforeID = q.beforeID
+	// One instant for the whole page, in the database and here.
+	r := residue{match: q.match, now: time.Now()}
+	if q.filter != nil {
+		var exact bool
+		sq.Where, exact = q.filter.Pushdown(r.now)
+		if !exact {
+			r.filter = q.filter
+		}
+	}
 	batch := q.limit + 1
-	if q.filter != nil || q.match != nil {
+	if r.filter != nil || r.match != nil {
 		batch = max(batch, 200)
 	}
 	for {
@@ -98,7 +109,7 @@ func (q listQuery) page(c *call, tx store.Tx, sq store.ListQuery) (items []*stor
 			return nil, false, err
 		}
 		for _, o := range objs {
-			ok, err := q.matches(o)
+			ok, err := r.matches(o)
 			if err != nil {
 				return nil, false, err
 			}
@@ -117,13 +128,22 @@ func (q listQuery) page(c *call, tx store.Tx, sq store.ListQuery) (items []*stor
 	}
 }
 
-func (q listQuery) matches(o *store.Object) (bool, error) {
-	if q.match != nil {
-		if ok, err := q.match(o); !ok || err != nil {
+// residue is what selects objects beside the database: the part of a filter that it could
+// not evaluate (then the whole filter, which the rows selected already meet in part), and an
+// operator's bound endpoints.
+type residue struct {
+	filter *filter.Program
+	match  func(*store.Object) (bool, error)
+	now    time.Time
+}
+
+func (r residue) matches(o *store.Object) (bool, error) {
+	if r.match != nil {
+		if ok, err := r.match(o); !ok || err != nil {
 			return false, err
 		}
 	}
-	if q.filter == nil {
+	if r.filter == nil {
 		return true, nil
 	}
 	var doc map[string]any
@@ -131,7 +151,7 @@ func (q listQuery) matches(o *store.Object) (bool, error) {
 		return false, err
 	}
 	// Match fails only when a stored object does not fit its declared fields: a server bug.
-	return q.filter.Match(doc)
+	return r.filter.MatchAt(doc, r.now)
 }
 
 // writeList sends the list envelope {<member>: [...], uri, next_page_uri} (api.md "List

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/filter"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
@@ -19,8 +20,9 @@ type routed interface {
 
 // collection is where the objects of one ID prefix live: their store kind and family.
 type collection struct {
-	kind string
-	def  *api.Family
+	kind   string
+	def    *api.Family
+	filter filter.Fields // its list's filterable fields; nil when the list takes no filter
 }
 
 // families is every family the server serves; the route table is built from it.
@@ -32,6 +34,25 @@ var families = []routed{
 	httpsEdges, tcpEdges, tlsEdges, httpsEdgeRoutes,
 	eventDestinations, eventSubscriptions, orchestratorOperators,
 	tunnelSessions, tunnels, endpoints,
+}
+
+// FilterList is a list that takes a filter: its path, the store kind of its objects and its
+// filterable fields.
+type FilterList struct {
+	Path, Kind string
+	Fields     filter.Fields
+}
+
+// FilterLists returns every list that takes a filter: for the tests of the filters'
+// translation to SQL, and for make bench.
+func FilterLists() []FilterList {
+	var out []FilterList
+	for _, f := range families {
+		if c := f.collection(); c.filter != nil {
+			out = append(out, FilterList{Path: c.def.Path, Kind: c.kind, Fields: c.filter})
+		}
+	}
+	return out
 }
 
 // routes is the one route table of the server (testdata/routes.txt lists it). Each family

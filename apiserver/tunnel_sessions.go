@@ -23,7 +23,9 @@ type view[T any] struct {
 	routes func(v *view[T], s *Server, mux *router)
 }
 
-func (v *view[T]) collection() collection { return collection{kind: v.kind, def: v.def} }
+func (v *view[T]) collection() collection {
+	return collection{kind: v.kind, def: v.def, filter: v.filter}
+}
 
 func (v *view[T]) register(s *Server, mux *router) {
 	mux.api("GET "+v.def.Path, op{out: typeOf[T](), list: v.def.Member, filter: v.filter != nil}, v.handleList)

@@ -26,8 +26,9 @@ type section struct {
 
 // sections run in this order; each file of the package adds its own.
 var sections = []section{
-	// Filled by the sections' files: http.go, creates.go, pages.go, terraform.go.
 	httpSection,
+	pagesSection,
+	scaleSection,
 }
 
 func main() {

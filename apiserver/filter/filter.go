@@ -59,8 +59,9 @@ type Fields map[string]Type
 
 // Program is a compiled filter, safe for concurrent use.
 type Program struct {
-	prg  cel.Program
-	vars map[string]variable // the CEL variables the expression uses, by name
+	prg     cel.Program
+	checked *ast.AST            // for Pushdown
+	vars    map[string]variable // the CEL variables the expression uses, by name
 }
 
 // Error is a filter the API must refuse with 400. Msg says what is wrong, without the
@@ -159,7 +160,7 @@ func Compile(expr string, fields Fields) (*Program, error) {
 	if err != nil {
 		return nil, &Error{err.Error()}
 	}
-	return &Program{prg: prg, vars: c.vars}, nil
+	return &Program{prg: prg, checked: checked.NativeRep(), vars: c.vars}, nil
 }
 
 // issuesError reports the first of cel-go's issues (later ones mostly follow from it), its

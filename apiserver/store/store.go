@@ -37,6 +37,7 @@ type ListQuery struct {
 	ParentID  string // matched exactly: "" selects top-level objects
 	BeforeID  string // only IDs lower than this one; "" for no bound
 	Limit     int    // at most this many; 0 for no limit
+	Where     *Cond  // only the objects whose document meets it; nil for all
 }
 
 // Store is a transactional object store.

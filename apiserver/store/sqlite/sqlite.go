@@ -35,6 +35,7 @@ type Store = sqlstore.Store
 // never needs to run again.
 var dialect = sqlstore.Dialect{
 	JSONArray:   "json_group_array(%s)",
+	JSON:        sqlstore.SQLiteJSON,
 	ReadOptions: sql.TxOptions{ReadOnly: true},
 	Prepare:     true,
 }

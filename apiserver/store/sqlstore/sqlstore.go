@@ -40,6 +40,8 @@ type Dialect struct {
 	// Retryable reports whether a failed write transaction may succeed when run again
 	// (a serialization failure or a deadlock); nil when the database never asks for that.
 	Retryable func(error) bool
+	// JSON reads the stored documents for the conditions of List.
+	JSON JSON
 	// Schema is the version of the newest migration the binary applies (goose's numbering);
 	// Ready checks that the database has it.
 	Schema int64
@@ -352,6 +354,9 @@ func (t *tx) List(ctx context.Context, q store.ListQuery) ([]*store.Object, erro
 	if q.BeforeID != "" {
 		tail += " AND o.id < ?"
 		args = append(args, q.BeforeID)
+	}
+	if q.Where != nil {
+		tail += " AND " + t.where(q.Where, &args)
 	}
 	tail += " ORDER BY o.id DESC"
 	if q.Limit > 0 {
