@@ -128,8 +128,8 @@ func callOf(r *http.Request) *call {
 	return c
 }
 
-// apiRoute wraps a handler of the public API: version header, authentication, rate limit,
-// body checks, and on POST the Idempotency-Key (idempotency.go).
+// apiRoute wraps a handler of the public API: version header, authentication, the cap on
+// simultaneous requests, rate limit, body checks, and on POST the Idempotency-Key (idempotency.go).
 func (s *Server) apiRoute(h handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c := callOf(r)
@@ -142,6 +142,12 @@ func (s *Server) apiRoute(h handlerFunc) http.Handler {
 			return
 		}
 		c.log = c.log.With(zap.String("account_id", c.who.accountID))
+		leave, err := c.enterConcurrencyCap()
+		if err != nil {
+			c.writeError(err)
+			return
+		}
+		defer leave()
 		if err := c.checkRateLimit(); err != nil {
 			c.writeError(err)
 			return

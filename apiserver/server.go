@@ -43,6 +43,10 @@ type Options struct {
 	// or spread out. 0 means DefaultRateLimit; a negative value turns the limit off.
 	// details.md §1's limit is 120.
 	RateLimit int
+	// MaxConcurrentRequests caps the API requests of one account in flight at once in this
+	// process (429 ERR_225 beyond). 0 means DefaultMaxConcurrentRequests; a negative value
+	// turns the cap off.
+	MaxConcurrentRequests int
 	// DomainBase is the service's own base domain. Defaults to DefaultDomainBase. It cannot
 	// be reserved itself; reserved domains under it are service-owned (no CNAME target, no
 	// certificates of the caller's). CNAME targets of the domains callers bring are under
@@ -83,7 +87,8 @@ type Server struct {
 	collections    map[string]collection        // by ID prefix, filled by routes
 	children       map[*api.Family][]collection // nested families by parent, filled by routes
 	patterns       []string                     // every route pattern, filled by routes
-	limiter        *accountLimiter              // nil without a rate limit
+	limiter        *rateLimiter                 // nil without a rate limit
+	concurrency    *concurrencyCap              // nil without a cap
 	deliverer      *deliverer                   // nil when this process delivers no events
 	agents         *agentHub                    // the agents connected to this process
 	metrics        *metrics                     // served at GET /metrics
@@ -124,15 +129,26 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	opts.Events.setDefaults()
 	opts.Agents.setDefaults()
 	m := newMetrics()
-	// Every store call goes through the debug log and the metrics of its timings.
-	opts.Store = loggedStore{Store: opts.Store, log: opts.Logger, metrics: m}
 	if opts.RateLimit == 0 {
 		opts.RateLimit = DefaultRateLimit
 	}
+	if opts.MaxConcurrentRequests == 0 {
+		opts.MaxConcurrentRequests = DefaultMaxConcurrentRequests
+	}
 	s := &Server{opts: opts, log: opts.Logger, metrics: m}
 	if opts.RateLimit > 0 {
+		// Before the store is wrapped: the wrapper hides SharedBuckets.
 		s.limiter = newAccountLimiter(opts.RateLimit)
+		if shared, ok := opts.Store.(store.SharedBuckets); ok && shared.RateBuckets() != nil {
+			s.limiter = newRateLimiter(opts.RateLimit, shared.RateBuckets(), rateLease(opts.RateLimit), opts.Logger)
+		}
 	}
+	if opts.MaxConcurrentRequests > 0 {
+		s.concurrency = newConcurrencyCap(opts.MaxConcurrentRequests)
+	}
+	// Every store call goes through the debug log and the metrics of its timings.
+	opts.Store = loggedStore{Store: opts.Store, log: opts.Logger, metrics: m}
+	s.opts.Store = opts.Store
 	token, err := s.bootstrap(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("apiserver: bootstrap: %w", err)

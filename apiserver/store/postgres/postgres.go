@@ -35,7 +35,22 @@ var dialect = sqlstore.Dialect{
 	SkipLocked:   " FOR UPDATE SKIP LOCKED",
 	ForUpdate:    " FOR UPDATE",
 	Retryable:    retryable,
+	TakeTokens:   takeTokens,
 }
+
+// refill is what a bucket holds at now ($5) before the take: what it held plus what it
+// gained since, at most its size ($3); a clock that went back gains nothing.
+const refill = `least($3::float8, b.tokens + greatest($5::bigint - b.updated_at, 0) * $3::float8 / $4::bigint)`
+
+// takeTokens takes min(want ($2), whole tokens held) from a bucket (rate_limits, 00003) in
+// one statement: the upsert's row lock orders concurrent takes of one bucket.
+const takeTokens = `INSERT INTO rate_limits AS b (bucket, tokens, updated_at, taken)
+VALUES ($1, $3::float8 - least($2::bigint, $3::bigint), $5::bigint, least($2::bigint, $3::bigint))
+ON CONFLICT (bucket) DO UPDATE SET
+	taken = least($2::float8, floor(` + refill + `)),
+	tokens = ` + refill + ` - least($2::float8, floor(` + refill + `)),
+	updated_at = greatest(b.updated_at, $5::bigint)
+RETURNING taken, tokens`
 
 // retryable: a serialization failure or a deadlock; running the transaction again may pass.
 func retryable(err error) bool {

@@ -38,6 +38,10 @@ type Dialect struct {
 	// Retryable reports whether a failed write transaction may succeed when run again
 	// (a serialization failure or a deadlock); nil when the database never asks for that.
 	Retryable func(error) bool
+	// TakeTokens is the statement of store.RateBuckets' Take, with the arguments key, want,
+	// the bucket's size, its period in microseconds and now in Unix microseconds; it returns
+	// the tokens taken and left. "" where one process has the database to itself.
+	TakeTokens string
 	// Schema is the version of the newest migration the binary applies (goose's numbering);
 	// Ready checks that the database has it.
 	Schema int64
