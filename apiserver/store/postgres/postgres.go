@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
@@ -23,6 +24,9 @@ import (
 
 //go:embed migrations/*.sql
 var migrations embed.FS
+
+// idleConns is how many idle connections a Store keeps open for reuse.
+const idleConns = 64
 
 // Store is a store.Store on a PostgreSQL database.
 type Store = sqlstore.Store
@@ -69,6 +73,12 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("postgres: connect: %w", err)
 	}
+	// database/sql keeps 2 idle connections by default: under concurrent requests every
+	// other transaction would open (fork) a new backend, the biggest cost of a request when
+	// measured. The pool stays unbounded (a handler never waits for a connection another
+	// holds); idle ones are kept for reuse, and closed after a while of no use.
+	db.SetMaxIdleConns(idleConns)
+	db.SetConnMaxIdleTime(5 * time.Minute)
 	schema, err := migrate(ctx, db)
 	if err != nil {
 		db.Close()
