@@ -19,6 +19,7 @@ require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/client_model v0.6.3
 	github.com/prometheus/common v0.73.1
+	gonum.org/v1/plot v0.17.0
 )
 
 require (
@@ -37,7 +38,7 @@ require (
 	github.com/crewjam/saml v0.5.1
 	github.com/go-json-experiment/json v1.27.2
 	github.com/jackc/pgx/v5 v5.12.0
-	golang.org/x/time v0.16.0
+	golang.org/x/time v0.16.0 // indirect
 )
 
 require (
@@ -79,7 +80,6 @@ require (
 	github.com/russellhaering/goxmldsig v1.4.0 // indirect
 	golang.org/x/image v0.30.0 // indirect
 	golang.org/x/oauth2 v0.37.0 // indirect
-	gonum.org/v1/plot v0.17.0 // indirect
 )
 
 require (

@@ -187,6 +187,7 @@ type mixedClient struct {
 	policies []string
 	rules    [][2]string // rule, its policy
 	writes   int
+	n        int // rules created
 }
 
 func (m *mixedClient) step(ctx context.Context) error {
@@ -208,7 +209,8 @@ func (m *mixedClient) step(ctx context.Context) error {
 		return err
 	case op < 4:
 		p := m.policies[m.rng.IntN(len(m.policies))]
-		cidr := fmt.Sprintf("10.%d.%d.0/24", m.worker%256, m.rng.IntN(256))
+		m.n++ // a CIDR of its own: a policy holds each once
+		cidr := fmt.Sprintf("10.%d.%d.%d/32", m.worker%256, m.n/256%256, m.n%256)
 		data, err := send("POST", "/ip_policy_rules", `{"ip_policy_id":"`+p+`","cidr":"`+cidr+`","action":"allow"}`, http.StatusCreated)
 		if err != nil {
 			return err
