@@ -18,10 +18,6 @@ import (
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 )
 
-func init() {
-	sections = append(sections, section{"creates", "Durable creates against raw inserts, and two replicas under mixed writes", runCreates})
-}
-
 func runCreates(ctx context.Context, e *env) (*result, error) {
 	res := &result{Intro: "Warren's creates (POST /ip_policies over HTTP, rate limit off, each committed durably before " +
 		"it is answered) against raw inserts of a document of the same size into a plain table of the same database, " +

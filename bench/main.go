@@ -27,6 +27,7 @@ type section struct {
 // sections run in this order; each file of the package adds its own.
 var sections = []section{
 	// Filled by the sections' files: http.go, creates.go, pages.go, terraform.go.
+	{"creates", "Durable creates against raw inserts, and two replicas under mixed writes", runCreates},
 }
 
 func main() {
