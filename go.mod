@@ -39,7 +39,7 @@ require (
 	github.com/crewjam/saml v0.5.1
 	github.com/go-json-experiment/json v1.27.2
 	github.com/jackc/pgx/v5 v5.12.0
-	golang.org/x/time v0.16.0
+	golang.org/x/time v0.16.0 // indirect
 )
 
 require (

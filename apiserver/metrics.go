@@ -26,7 +26,7 @@ type metrics struct {
 	requestDuration *prometheus.HistogramVec // pattern, method
 	storeDuration   *prometheus.HistogramVec // op: read or write
 	storeRetries    prometheus.Counter
-	rateLimited     prometheus.Counter
+	rateLimited     *prometheus.CounterVec // reason
 	deliveries      *prometheus.CounterVec // target, outcome
 }
 
@@ -58,14 +58,17 @@ func newMetrics() *metrics {
 			Name: "warren_store_write_retries_total",
 			Help: "Write transactions run again after a serialization failure or a deadlock.",
 		}),
-		rateLimited: prometheus.NewCounter(prometheus.CounterOpts{
+		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "warren_rate_limited_requests_total",
-			Help: "API requests refused with 429 ERR_226 (over the account's rate limit).",
-		}),
+			Help: "API requests refused with 429, by reason: rate (ERR_226, over the account's rate limit) or concurrency (ERR_225, too many at once).",
+		}, []string{"reason"}),
 		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "warren_event_deliveries_total",
 			Help: "Events sent to event destinations by target kind and outcome (delivered, retried, failed).",
 		}, []string{"target", "outcome"}),
+	}
+	for _, reason := range limitReasons {
+		m.rateLimited.WithLabelValues(reason) // both series from the start, at 0
 	}
 	m.registry.MustRegister(m.requests, m.requestDuration, m.storeDuration, m.storeRetries, m.rateLimited, m.deliveries,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -97,10 +100,13 @@ func (m *metrics) observeRequest(pattern, method string, status int, errorCode s
 	if status != http.StatusSwitchingProtocols { // an agent's WebSocket lasts as long as it stays connected
 		m.requestDuration.WithLabelValues(pattern, method).Observe(took.Seconds())
 	}
-	if errorCode == "ERR_226" {
-		m.rateLimited.Inc()
+	if reason, limited := limitReasons[errorCode]; limited {
+		m.rateLimited.WithLabelValues(reason).Inc()
 	}
 }
+
+// limitReasons are the reason labels of warren_rate_limited_requests_total, by error code.
+var limitReasons = map[string]string{"ERR_226": "rate", "ERR_225": "concurrency"}
 
 var knownMethods = map[string]bool{
 	http.MethodGet: true, http.MethodHead: true, http.MethodPost: true, http.MethodPut: true, http.MethodPatch: true,

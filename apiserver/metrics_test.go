@@ -84,9 +84,10 @@ warren_http_requests_total{method="GET",pattern="/api_keys",status="200"} 1
 warren_http_requests_total{method="GET",pattern="/api_keys",status="429"} 1
 warren_http_requests_total{method="GET",pattern="/api_keys/{id}",status="404"} 1
 warren_http_requests_total{method="GET",pattern="unmatched",status="404"} 1
-# HELP warren_rate_limited_requests_total API requests refused with 429 ERR_226 (over the account's rate limit).
+# HELP warren_rate_limited_requests_total API requests refused with 429, by reason: rate (ERR_226, over the account's rate limit) or concurrency (ERR_225, too many at once).
 # TYPE warren_rate_limited_requests_total counter
-warren_rate_limited_requests_total 1
+warren_rate_limited_requests_total{reason="concurrency"} 0
+warren_rate_limited_requests_total{reason="rate"} 1
 # HELP warren_store_write_retries_total Write transactions run again after a serialization failure or a deadlock.
 # TYPE warren_store_write_retries_total counter
 warren_store_write_retries_total 0

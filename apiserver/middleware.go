@@ -133,8 +133,8 @@ func callOf(r *http.Request) *call {
 	return c
 }
 
-// apiRoute wraps a handler of the public API: version header, authentication, rate limit,
-// body checks, and on POST the Idempotency-Key (idempotency.go).
+// apiRoute wraps a handler of the public API: version header, authentication, the cap on
+// simultaneous requests, rate limit, body checks, and on POST the Idempotency-Key (idempotency.go).
 func (s *Server) apiRoute(h handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c := callOf(r)
@@ -150,7 +150,8 @@ func (s *Server) apiRoute(h handlerFunc) http.Handler {
 	})
 }
 
-// serveAPI authenticates the request, applies the rate limit and the body checks, and runs h.
+// serveAPI authenticates the request, applies the cap on simultaneous requests, the rate
+// limit and the body checks, and runs h.
 func (c *call) serveAPI(h handlerFunc) {
 	r := c.r
 	if err := c.authenticate(); err != nil {
@@ -158,6 +159,12 @@ func (c *call) serveAPI(h handlerFunc) {
 		return
 	}
 	c.log = c.log.With(zap.String("account_id", c.who.accountID))
+	leave, err := c.enterConcurrencyCap()
+	if err != nil {
+		c.writeError(err)
+		return
+	}
+	defer leave()
 	if err := c.checkRateLimit(); err != nil {
 		c.writeError(err)
 		return

@@ -131,5 +131,6 @@ func (w *warren) Close() {
 	_ = w.Store.Close()
 }
 
-// noRateLimit turns the rate limit off, for sections that send more than any allowance.
-func noRateLimit(o *apiserver.Options) { o.RateLimit = -1 }
+// noRateLimit turns the rate limit and the cap on simultaneous requests off, for sections
+// that send more than any allowance.
+func noRateLimit(o *apiserver.Options) { o.RateLimit, o.MaxConcurrentRequests = -1, -1 }

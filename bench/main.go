@@ -27,6 +27,7 @@ type section struct {
 // sections run in this order; each file of the package adds its own.
 var sections = []section{
 	httpSection,
+	createsSection,
 	pagesSection,
 	scaleSection,
 }

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Object is one stored object.
@@ -129,4 +130,26 @@ type ReferencedError struct {
 
 func (e *ReferencedError) Error() string {
 	return fmt.Sprintf("store: %s is referenced by %v", e.ID, e.ReferrerIDs)
+}
+
+// Bucket is a token bucket: it holds at most Size tokens and gains Size tokens per Per,
+// evenly.
+type Bucket struct {
+	Size int
+	Per  time.Duration
+}
+
+// RateBuckets keeps token buckets by key.
+type RateBuckets interface {
+	// Take takes up to want tokens from the bucket of key at now (a bucket not seen yet is
+	// full), fewer when it holds fewer whole tokens, and returns how many it took and how
+	// many are left (a fraction while it refills).
+	Take(ctx context.Context, key string, want int, b Bucket, now time.Time) (taken int, left float64, err error)
+}
+
+// SharedBuckets is implemented by a store that several server processes may share. Its
+// RateBuckets, nil when the store serves one process only, are the same for all of them,
+// so that a rate limit holds across replicas.
+type SharedBuckets interface {
+	RateBuckets() RateBuckets
 }

@@ -140,7 +140,7 @@ func printUsage(w io.Writer) {
 
 type config struct {
 	listen, database, baseURL, bootstrapAPIKey, adminToken, logLevel string
-	rateLimit                                                        int
+	rateLimit, maxConcurrentRequests                                 int
 	domainBase, tcpAddrHost, tcpAddrPorts, trustedProxies            string
 	readHeaderTimeout, readTimeout, writeTimeout, idleTimeout        time.Duration
 	showVersion                                                      bool
@@ -177,7 +177,8 @@ func newFlagSet() (fs *cliflags.Set, cfg *config) {
 	str(&cfg.bootstrapAPIKey, "bootstrap-api-key", "WARREN_BOOTSTRAP_API_KEY", "", "token of the admin API key created on an empty database (default: generate one and print it once); ignored, with a warning, once the database is bootstrapped")
 	str(&cfg.adminToken, "admin-token", "WARREN_ADMIN_TOKEN", "", "bearer token of the operator endpoints under /_admin/ (off when empty)")
 	str(&cfg.logLevel, "log-level", "WARREN_LOG_LEVEL", "info", "log level: debug (adds request starts and store timings), info, warn or error")
-	num(&cfg.rateLimit, "rate-limit", "WARREN_RATE_LIMIT", apiserver.DefaultRateLimit, "API requests per minute per account, all at once or spread out (429 ERR_226 beyond); 0 for no limit; the spec's limit is 120")
+	num(&cfg.rateLimit, "rate-limit", "WARREN_RATE_LIMIT", apiserver.DefaultRateLimit, "API requests per minute per account, all at once or spread out (429 ERR_226 beyond); 0 for no limit; the spec's limit is 120; shared by the replicas of one PostgreSQL database")
+	num(&cfg.maxConcurrentRequests, "max-concurrent-requests", "WARREN_MAX_CONCURRENT_REQUESTS", apiserver.DefaultMaxConcurrentRequests, "API requests one account may have in flight at once in this process (429 ERR_225 beyond); 0 for no cap")
 	str(&cfg.domainBase, "domain-base", "WARREN_DOMAIN_BASE", apiserver.DefaultDomainBase, "the service's own base domain: reserved domains under it are service-owned; CNAME and ACME targets live under it")
 	str(&cfg.tcpAddrHost, "tcp-addr-host", "WARREN_TCP_ADDR_HOST", "", "host of the reserved TCP addresses (default tcp.<domain base>)")
 	str(&cfg.tcpAddrPorts, "tcp-addr-ports", "WARREN_TCP_ADDR_PORTS", fmt.Sprintf("%d-%d", apiserver.DefaultAddrMinPort, apiserver.DefaultAddrMaxPort), "port range of the reserved TCP addresses, MIN-MAX")
@@ -226,6 +227,9 @@ func (cfg *config) check() error {
 	}
 	if cfg.rateLimit < 0 {
 		return fmt.Errorf("--rate-limit %d is negative; 0 turns the limit off", cfg.rateLimit)
+	}
+	if cfg.maxConcurrentRequests < 0 {
+		return fmt.Errorf("--max-concurrent-requests %d is negative; 0 turns the cap off", cfg.maxConcurrentRequests)
 	}
 	for name, d := range map[string]time.Duration{"read-header-timeout": cfg.readHeaderTimeout, "read-timeout": cfg.readTimeout, "write-timeout": cfg.writeTimeout, "idle-timeout": cfg.idleTimeout} {
 		if d < 0 {
@@ -284,13 +288,14 @@ func (cfg *config) check() error {
 // options are the apiserver options the configuration sets.
 func (cfg *config) options() apiserver.Options {
 	return apiserver.Options{
-		BaseURL:         cfg.baseURL,
-		BootstrapAPIKey: cfg.bootstrapAPIKey,
-		AdminToken:      cfg.adminToken,
-		RateLimit:       cmp.Or(cfg.rateLimit, -1), // the flag's 0 is "no limit", Options' 0 the default
-		DomainBase:      cfg.domainBase,
-		AddrPool:        apiserver.AddrPool{Host: cfg.tcpAddrHost, MinPort: cfg.minPort, MaxPort: cfg.maxPort},
-		TrustedProxies:  cfg.proxies,
+		BaseURL:               cfg.baseURL,
+		BootstrapAPIKey:       cfg.bootstrapAPIKey,
+		AdminToken:            cfg.adminToken,
+		RateLimit:             cmp.Or(cfg.rateLimit, -1), // the flag's 0 is "no limit", Options' 0 the default
+		MaxConcurrentRequests: cmp.Or(cfg.maxConcurrentRequests, -1),
+		DomainBase:            cfg.domainBase,
+		AddrPool:              apiserver.AddrPool{Host: cfg.tcpAddrHost, MinPort: cfg.minPort, MaxPort: cfg.maxPort},
+		TrustedProxies:        cfg.proxies,
 		Events: apiserver.EventOptions{
 			Workers:     cmp.Or(cfg.eventWorkers, -1), // the flag's 0 is "none here", Options' 0 the default
 			GiveUpAfter: cfg.eventGiveUpAfter,

@@ -98,6 +98,7 @@ func TestCommandLine(t *testing.T) {
 		{args: []string{"-h"}, stdout: usageStart},
 		{args: []string{"--rate-limit", "x"}, code: 2, stderr: `invalid value "x" for flag -rate-limit`},
 		{args: []string{"--rate-limit", "-1"}, code: 2, stderr: "--rate-limit -1 is negative"},
+		{args: []string{"--max-concurrent-requests", "-1"}, code: 2, stderr: "--max-concurrent-requests -1 is negative"},
 		{env: map[string]string{"WARREN_RATE_LIMIT": "abc"}, code: 2, stderr: `invalid value "abc" for WARREN_RATE_LIMIT`},
 		{args: []string{"--log-level", "loud"}, code: 2, stderr: `--log-level "loud" is not one of`},
 		{args: []string{"--read-timeout", "-1s"}, code: 2, stderr: "--read-timeout -1s is negative"},
@@ -164,12 +165,12 @@ func TestTokenCommand(t *testing.T) {
 // TestFlagsWinOverEnvironment: the environment fills only the flags the command line leaves
 // out, and --help shows built-in defaults, never a token from the environment.
 func TestFlagsWinOverEnvironment(t *testing.T) {
-	env := envOf(map[string]string{"WARREN_RATE_LIMIT": "abc", "WARREN_LISTEN": "127.0.0.1:9", "WARREN_READ_TIMEOUT": "3s", "WARREN_ADMIN_TOKEN": "admin-secret-1"})
+	env := envOf(map[string]string{"WARREN_RATE_LIMIT": "abc", "WARREN_MAX_CONCURRENT_REQUESTS": "7", "WARREN_LISTEN": "127.0.0.1:9", "WARREN_READ_TIMEOUT": "3s", "WARREN_ADMIN_TOKEN": "admin-secret-1"})
 	cfg, err := parseFlags([]string{"--rate-limit", "5"}, env, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.rateLimit != 5 || cfg.listen != "127.0.0.1:9" || cfg.readTimeout != 3*time.Second || cfg.idleTimeout != 120*time.Second || cfg.adminToken != "admin-secret-1" {
+	if cfg.rateLimit != 5 || cfg.maxConcurrentRequests != 7 || cfg.listen != "127.0.0.1:9" || cfg.readTimeout != 3*time.Second || cfg.idleTimeout != 120*time.Second || cfg.adminToken != "admin-secret-1" {
 		t.Fatalf("config %+v", cfg)
 	}
 	var stdout lockedBuffer
