@@ -27,6 +27,7 @@ type section struct {
 // sections run in this order; each file of the package adds its own.
 var sections = []section{
 	// Filled by the sections' files: http.go, creates.go, pages.go, terraform.go.
+	{name: "terraform", title: "Terraform: apply, no-change plan and destroy against terraform_data and the peer provider", run: runTerraform},
 }
 
 func main() {
