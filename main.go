@@ -21,7 +21,10 @@ func main() {
 	flag.BoolVar(&debug, "debug", false, "run the provider with support for debuggers like delve")
 	flag.Parse()
 
-	quietUnlessLogging()
+	// Run under a debugger, the provider's stderr is the developer's terminal, not terraform's.
+	if !debug {
+		quietUnlessLogging()
+	}
 	err := providerserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
 		Address: "registry.terraform.io/warrenhq/warren",
 		Debug:   debug,
@@ -35,7 +38,8 @@ func main() {
 // the framework) and of the provider's own (tflog) in the provider process.
 var sdkLogLevels = []string{"TF_LOG_SDK", "TF_LOG_SDK_PROTO", "TF_LOG_SDK_FRAMEWORK", "TF_LOG_PROVIDER"}
 
-// quietUnlessLogging turns the provider's logging off when terraform's is off. Unless told
+// quietUnlessLogging turns the provider's logging off when terraform's is off (terraform
+// started the provider and reads its stderr). Unless told
 // otherwise the SDK logs every RPC at trace level, as JSON lines on stderr that terraform
 // parses and, without TF_LOG, throws away: a quarter of the provider's CPU time in a no-change
 // plan of 300 resources (make bench, terraform section). Any TF_LOG… variable (TF_LOG,
