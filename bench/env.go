@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver"
@@ -104,13 +106,20 @@ type warren struct {
 	URL, Token string
 	Store      store.Store
 	Server     *apiserver.Server
+	Conns      atomic.Int64 // TCP connections accepted so far: how well clients reuse theirs
 	close      func()
 }
 
 func (e *env) startWarren(ctx context.Context, db store.Store, configure ...func(*apiserver.Options)) (*warren, error) {
 	w := &warren{Token: ids.NewToken(ids.New(ids.APIKey)), Store: db}
 	var handler http.Handler
-	ts := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) { handler.ServeHTTP(rw, r) }))
+	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) { handler.ServeHTTP(rw, r) }))
+	ts.Config.ConnState = func(_ net.Conn, state http.ConnState) {
+		if state == http.StateNew {
+			w.Conns.Add(1)
+		}
+	}
+	ts.Start()
 	opts := apiserver.Options{Store: db, BaseURL: ts.URL, BootstrapAPIKey: w.Token}
 	for _, f := range configure {
 		f(&opts)

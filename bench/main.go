@@ -30,6 +30,7 @@ var sections = []section{
 	createsSection,
 	pagesSection,
 	scaleSection,
+	terraformSection,
 }
 
 func main() {

@@ -77,10 +77,11 @@ func New(cfg Config) *Client {
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = "warren-go-client"
 	}
-	hc := resty.New()
-	if cfg.HTTPClient != nil {
-		hc = resty.NewWithClient(cfg.HTTPClient)
+	httpClient := cfg.HTTPClient
+	if httpClient == nil {
+		httpClient = &http.Client{Transport: newTransport()}
 	}
+	hc := resty.NewWithClient(httpClient)
 	hc.SetBaseURL(strings.TrimRight(cfg.BaseURL, "/")).
 		SetAuthToken(cfg.APIKey).
 		SetHeader(api.VersionHeader, api.Version).
@@ -119,6 +120,21 @@ func New(cfg Config) *Client {
 	c.Endpoints = view[api.Endpoint](c, api.Endpoints)
 	c.HTTPSEdgeRoutes = &Nested[api.HTTPSEdgeRoute, api.HTTPSEdgeRouteCreate, api.HTTPSEdgeRouteCreate]{c: c, family: api.HTTPSEdgeRoutes}
 	return c
+}
+
+// MaxIdleConnsPerHost is how many idle connections to the server a Client keeps open. Terraform
+// runs 10 operations at once by default: resty's own transport keeps GOMAXPROCS+1 (3 on two
+// cores), so most calls of a plan or an apply of many resources opened a new connection (and
+// a TLS handshake) and left the last one in TIME_WAIT.
+const MaxIdleConnsPerHost = 64
+
+// newTransport is http.DefaultTransport's settings (proxy from the environment, HTTP/2, dial
+// and handshake timeouts) with MaxIdleConnsPerHost idle connections kept per host.
+func newTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = max(t.MaxIdleConns, MaxIdleConnsPerHost)
+	t.MaxIdleConnsPerHost = MaxIdleConnsPerHost
+	return t
 }
 
 // quietLogger discards resty's log lines.

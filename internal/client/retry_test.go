@@ -185,3 +185,24 @@ func TestRetryPolicyDefaults(t *testing.T) {
 		}
 	}
 }
+
+// A client keeps enough idle connections for terraform's parallelism (10 by default), so that
+// a plan of many resources reuses its connections instead of opening one per call.
+func TestTransportKeepsConnectionsForParallelism(t *testing.T) {
+	c := New(Config{BaseURL: "http://127.0.0.1:1"})
+	tr, ok := c.http.GetClient().Transport.(*http.Transport)
+	if !ok {
+		t.Fatalf("transport is %T, want *http.Transport", c.http.GetClient().Transport)
+	}
+	if tr.MaxIdleConnsPerHost < 10 || tr.MaxIdleConns < tr.MaxIdleConnsPerHost {
+		t.Errorf("MaxIdleConnsPerHost = %d, MaxIdleConns = %d: want at least 10 per host, and no lower total", tr.MaxIdleConnsPerHost, tr.MaxIdleConns)
+	}
+	if tr.Proxy == nil {
+		t.Error("the transport ignores the proxy environment variables")
+	}
+	// A client given its own HTTP client keeps it as it is.
+	own := &http.Client{}
+	if got := New(Config{BaseURL: "http://127.0.0.1:1", HTTPClient: own}).http.GetClient(); got != own {
+		t.Errorf("HTTPClient %p was replaced by %p", own, got)
+	}
+}

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+func TestQuietUnlessLogging(t *testing.T) {
+	// clear empties every logging variable of the environment for the test.
+	clear := func() {
+		for _, kv := range os.Environ() {
+			if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "TF_LOG") || k == "TF_ACC_LOG_PATH" {
+				t.Setenv(k, "")
+			}
+		}
+	}
+	levels := func() []string {
+		var out []string
+		for _, k := range sdkLogLevels {
+			out = append(out, os.Getenv(k))
+		}
+		return out
+	}
+
+	t.Run("terraform logging off", func(t *testing.T) {
+		clear()
+		for _, k := range sdkLogLevels {
+			t.Setenv(k, "") // restored after the test
+		}
+		quietUnlessLogging()
+		for i, v := range levels() {
+			if v != "OFF" {
+				t.Errorf("%s = %q, want OFF", sdkLogLevels[i], v)
+			}
+		}
+	})
+	for _, set := range []string{"TF_LOG", "TF_LOG_PROVIDER", "TF_LOG_PATH", "TF_LOG_SDK_FRAMEWORK", "TF_LOG_PROVIDER_WARREN", "TF_ACC_LOG_PATH"} {
+		t.Run(set+" set", func(t *testing.T) {
+			clear()
+			t.Setenv(set, "DEBUG")
+			quietUnlessLogging()
+			for i, v := range levels() {
+				want := ""
+				if sdkLogLevels[i] == set {
+					want = "DEBUG"
+				}
+				if v != want {
+					t.Errorf("with %s set, %s = %q, want %q (untouched)", set, sdkLogLevels[i], v, want)
+				}
+			}
+		})
+	}
+}
