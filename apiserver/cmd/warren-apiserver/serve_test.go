@@ -209,16 +209,8 @@ func TestServeAndRestart(t *testing.T) {
 		t.Fatalf("no bootstrap token printed: %s", stderr.String())
 	}
 	token := banner[1]
-	req, _ := http.NewRequest("GET", "http://"+addr+"/api_keys", nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Service-Version", "2")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("GET /api_keys with the bootstrap token: %d", resp.StatusCode)
+	if status := getAPIKeys(t, addr, token); status != 200 {
+		t.Fatalf("GET /api_keys with the bootstrap token: %d", status)
 	}
 	if code := stop(); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
