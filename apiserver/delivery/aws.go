@@ -13,6 +13,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/arn"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
@@ -298,9 +300,7 @@ func (s *Sender) awsClients(ctx context.Context, region string, auth *api.AWSAut
 	cfg := aws.Config{
 		Region:     region,
 		HTTPClient: s.opts.HTTPClient,
-		// The delivery worker retries with its own backoff and give-up age; an SDK retry
-		// loop inside it would only stretch one attempt.
-		Retryer: func() aws.Retryer { return aws.NopRetryer{} },
+		Retryer:    droppedConnectionRetryer,
 	}
 	if auth.Creds != nil {
 		cfg.Credentials = credentials.NewStaticCredentialsProvider(auth.Creds.AccessKeyID, auth.Creds.SecretAccessKey, "")
@@ -326,4 +326,20 @@ func (s *Sender) awsClients(ctx context.Context, region string, auth *api.AWSAut
 	c := &awsClientSet{cfg: cfg, endpoints: s.opts.Endpoints}
 	s.aws.sets[key] = c
 	return c, nil
+}
+
+// droppedConnectionRetryer sends a call once more, at once, when the connection it went out on
+// was closed or reset under it (aws-sdk-go-v2#2737: a pooled connection can drop between calls).
+// Every other failure is the delivery worker's to retry, with its own backoff and give-up age:
+// an SDK retry loop inside one attempt would only stretch it.
+func droppedConnectionRetryer() aws.Retryer {
+	return retry.NewStandard(func(o *retry.StandardOptions) {
+		o.MaxAttempts = 2
+		o.RateLimiter = ratelimit.None
+		o.Backoff = retry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return 0, nil })
+		o.Retryables = []retry.IsErrorRetryable{retry.IsErrorRetryableFunc(func(err error) aws.Ternary {
+			msg := err.Error()
+			return aws.BoolTernary(strings.Contains(msg, "use of closed network connection") || strings.Contains(msg, "connection reset"))
+		})}
+	})
 }

@@ -475,3 +475,34 @@ func TestAWSFakeRejectsTamperedSignatures(t *testing.T) {
 type nopCloser struct{ *bytes.Reader }
 
 func (nopCloser) Close() error { return nil }
+
+func TestAWSDroppedConnectionIsSentOnceMore(t *testing.T) {
+	for _, kind := range awsKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			fake, sender := newAWSFake(t)
+			target := kind.target(staticAuth(staticSecret))
+			if kind.name == "log_group" {
+				// Create the stream first, so that the reset hits the put.
+				if err := sender.Send(context.Background(), target, events(1)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := len(fake.RequestsOf(kind.operation))
+			fake.ResetNext(1)
+			evs := events(2)
+			if err := sender.Send(context.Background(), target, evs); err != nil {
+				t.Fatalf("Send over a connection reset once: %v", err)
+			}
+			if n := len(fake.RequestsOf(kind.operation)) - before; n != 1 {
+				t.Errorf("%d %s calls accepted after the reset, want 1", n, kind.operation)
+			}
+
+			// Twice in a row is the delivery worker's to retry, with its backoff.
+			fake.ResetNext(2)
+			err := sender.Send(context.Background(), target, evs)
+			if err == nil || delivery.IsPermanent(err) || !strings.Contains(err.Error(), "connection reset") {
+				t.Fatalf("Send over two resets: %v, want a retryable error naming the reset", err)
+			}
+		})
+	}
+}

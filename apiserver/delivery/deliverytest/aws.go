@@ -10,6 +10,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -48,6 +49,7 @@ type AWS struct {
 	streams      map[string]bool // "group\x00stream" of created log streams
 	noGroups     map[string]bool // log groups that do not exist (RemoveLogGroup)
 	partialFails int
+	resets       int
 	seq          int
 }
 
@@ -112,6 +114,14 @@ func (f *AWS) PartialFailNext(n int) {
 	f.partialFails = n
 }
 
+// ResetNext makes the fake reset the connection of the next n requests after reading them,
+// without an answer: what a client sees when a pooled connection drops under its call.
+func (f *AWS) ResetNext(n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.resets = n
+}
+
 // Requests returns the requests accepted so far, in arrival order.
 func (f *AWS) Requests() []AWSRequest {
 	f.mu.Lock()
@@ -141,6 +151,10 @@ func (f *AWS) serve(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if f.takeReset() {
+		resetConnection(w)
 		return
 	}
 	service, operation, ok := strings.Cut(r.Header.Get("X-Amz-Target"), ".")
@@ -284,6 +298,30 @@ func (f *AWS) assumeRole(w http.ResponseWriter, body []byte, req AWSRequest) {
 	resp.RequestID = fmt.Sprintf("fake-%d", f.seq)
 	w.Header().Set("Content-Type", "text/xml")
 	_ = xml.NewEncoder(w).Encode(resp)
+}
+
+// takeReset reports whether this request's connection must be reset.
+func (f *AWS) takeReset() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.resets > 0 {
+		f.resets--
+		return true
+	}
+	return false
+}
+
+// resetConnection closes the request's TCP connection with a reset (linger 0), so the client
+// reads "connection reset by peer" rather than a clean end of stream.
+func resetConnection(w http.ResponseWriter) {
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		panic(err) // httptest serves HTTP/1.1, which always hijacks
+	}
+	if tcp, ok := conn.(*net.TCPConn); ok {
+		_ = tcp.SetLinger(0)
+	}
+	_ = conn.Close()
 }
 
 // takePartialFail reports whether this put must fail its first record.
