@@ -27,17 +27,17 @@ func main() {
 	if !debug {
 		quietUnlessLogging()
 	}
+	stopProfile := func() {}
 	if prefix := os.Getenv(cpuProfileEnv); prefix != "" {
-		stop := profileCPU(prefix)
-		defer stop()
+		stopProfile = profileCPU(prefix)
 	}
 	err := providerserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
 		Address: "registry.terraform.io/warrenhq/warren",
 		Debug:   debug,
 	})
+	stopProfile()
 	if err != nil {
-		log.Print(err)
-		os.Exit(1) // after the deferred profile is written
+		log.Fatal(err)
 	}
 }
 
