@@ -4,8 +4,10 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"log"
 	"os"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
@@ -25,18 +27,48 @@ func main() {
 	if !debug {
 		quietUnlessLogging()
 	}
+	stopProfile := func() {}
+	if prefix := os.Getenv(cpuProfileEnv); prefix != "" {
+		stopProfile = profileCPU(prefix)
+	}
 	err := providerserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
 		Address: "registry.terraform.io/warrenhq/warren",
 		Debug:   debug,
 	})
+	stopProfile()
 	if err != nil {
 		log.Fatal(err)
 	}
 }
 
+// cpuProfileEnv names a file prefix: when set, each provider process writes a CPU profile
+// (pprof) of its whole life to <prefix>.<pid>.pprof. Terraform starts the provider several
+// times per command, so each start gets its own file. For measuring the provider's own cost
+// (make bench, terraform section); unset, nothing is profiled.
+const cpuProfileEnv = "WARREN_PROVIDER_CPUPROFILE"
+
+// profileCPU starts the CPU profile; the returned func stops it and closes the file. A
+// profile that cannot be written is said on stderr and never stops the provider.
+func profileCPU(prefix string) (stop func()) {
+	f, err := os.Create(fmt.Sprintf("%s.%d.pprof", prefix, os.Getpid()))
+	if err != nil {
+		log.Printf("%s: %v", cpuProfileEnv, err)
+		return func() {}
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		log.Printf("%s: %v", cpuProfileEnv, err)
+		_ = f.Close()
+		return func() {}
+	}
+	return func() { pprof.StopCPUProfile(); _ = f.Close() }
+}
+
 // sdkLogLevels are the variables that set the levels of the SDK's loggers (terraform-plugin-go,
-// the framework) and of the provider's own (tflog) in the provider process.
-var sdkLogLevels = []string{"TF_LOG_SDK", "TF_LOG_SDK_PROTO", "TF_LOG_SDK_FRAMEWORK", "TF_LOG_PROVIDER"}
+// the framework) and of the provider's own (tflog) in the provider process. The provider's
+// root logger reads TF_LOG_PROVIDER_<NAME> (terraform-plugin-go, tf6server.New), not
+// TF_LOG_PROVIDER, and logs at trace level when it is unset: without it, every API call's
+// two debug lines (provider/resource_common.go, apiCall) were still written as JSON.
+var sdkLogLevels = []string{"TF_LOG_SDK", "TF_LOG_SDK_PROTO", "TF_LOG_SDK_FRAMEWORK", "TF_LOG_PROVIDER", "TF_LOG_PROVIDER_WARREN"}
 
 // quietUnlessLogging turns the provider's logging off when terraform's is off (terraform
 // started the provider and reads its stderr). Unless told

@@ -1,7 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -50,5 +55,27 @@ func TestQuietUnlessLogging(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestProfileCPU(t *testing.T) {
+	dir := t.TempDir()
+	stop := profileCPU(filepath.Join(dir, "p"))
+	stop()
+	data, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("p.%d.pprof", os.Getpid())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A pprof profile is a gzipped protocol buffer.
+	if zr, err := gzip.NewReader(bytes.NewReader(data)); err != nil {
+		t.Errorf("not a pprof profile: %v", err)
+	} else if body, err := io.ReadAll(zr); err != nil || len(body) == 0 {
+		t.Errorf("an empty or broken profile: %d bytes, %v", len(body), err)
+	}
+
+	// A prefix that cannot be written is no profile, and no failure.
+	profileCPU(filepath.Join(dir, "missing", "p"))()
+	if _, err := os.Stat(filepath.Join(dir, "missing")); !os.IsNotExist(err) {
+		t.Errorf("stat of the missing directory: %v", err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
@@ -128,21 +129,34 @@ func noDiags[T, M any](f func(*T, *M)) flattenFunc[T, M] {
 }
 
 // planned is what a create or update call works from: the plan, the configuration (which
-// alone holds write-only values such as `<secret>_wo`) and, on update, the prior state.
+// alone holds write-only values such as `<secret>_wo`; nil unless the call asked for it) and,
+// on update, the prior state.
 type planned[M any] struct {
 	plan, config, prior *M
 }
 
-// createResource reads the plan (and the configuration) into models, calls create, maps the
-// answer back and saves the state.
-func createResource[M any, T any](ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse, what string, create func(context.Context, planned[M]) (*T, error), flatten flattenFunc[T, M]) {
-	var m, config M
+// configOf reads the configuration into a model when withConfig says the call needs it: each
+// Get is the framework's reflection over the model (a quarter of what a create costs the
+// provider for a small resource), so calls that work from the plan alone skip it.
+func configOf[M any](ctx context.Context, config tfsdk.Config, withConfig bool, diags *diag.Diagnostics) *M {
+	if !withConfig {
+		return nil
+	}
+	m := new(M)
+	diags.Append(config.Get(ctx, m)...)
+	return m
+}
+
+// createResource reads the plan (and the configuration when withConfig) into models, calls
+// create, maps the answer back and saves the state.
+func createResource[M any, T any](ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse, what string, withConfig bool, create func(context.Context, planned[M]) (*T, error), flatten flattenFunc[T, M]) {
+	var m M
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
-	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
+	config := configOf[M](ctx, req.Config, withConfig, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	obj, err := apiCall(ctx, "create", what, "", func(ctx context.Context) (*T, error) { return create(ctx, planned[M]{plan: &m, config: &config}) })
+	obj, err := apiCall(ctx, "create", what, "", func(ctx context.Context) (*T, error) { return create(ctx, planned[M]{plan: &m, config: config}) })
 	if errors.Is(err, errInvalidPlan) {
 		return
 	}
@@ -179,16 +193,16 @@ func readResource[M any, T any](ctx context.Context, req resource.ReadRequest, r
 // and values the API does not return again, such as tokens). An update may take several
 // calls (modules removed, then the PATCH): when one fails, reread (nil: none) fetches the
 // object again so that the state holds what the earlier calls changed, not the prior state.
-func updateResource[M any, T any](ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse, what string, id func(*M) string, update func(context.Context, planned[M]) (*T, error), flatten flattenFunc[T, M], reread getFunc[T]) {
-	var plan, prior, config M
+func updateResource[M any, T any](ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse, what string, id func(*M) string, withConfig bool, update func(context.Context, planned[M]) (*T, error), flatten flattenFunc[T, M], reread getFunc[T]) {
+	var plan, prior M
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
-	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
+	config := configOf[M](ctx, req.Config, withConfig, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	obj, err := apiCall(ctx, "update", what, id(&prior), func(ctx context.Context) (*T, error) {
-		return update(ctx, planned[M]{plan: &plan, config: &config, prior: &prior})
+		return update(ctx, planned[M]{plan: &plan, config: config, prior: &prior})
 	})
 	if err != nil {
 		if !errors.Is(err, errInvalidPlan) { // else the diagnostics say why
@@ -505,17 +519,17 @@ func (r *crud[M, T]) mapping() flattenFunc[T, M] {
 
 // create reads the plan, calls the API and saves what it answered.
 func (r *crud[M, T]) create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse, call func(context.Context, *M) (*T, error)) {
-	r.createFrom(ctx, req, resp, func(ctx context.Context, p planned[M]) (*T, error) { return call(ctx, p.plan) })
+	createResource(ctx, req, resp, r.what, false, func(ctx context.Context, p planned[M]) (*T, error) { return call(ctx, p.plan) }, r.mapping())
 }
 
 // createFrom is create for a call that also needs the configuration (write-only values).
 func (r *crud[M, T]) createFrom(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse, call func(context.Context, planned[M]) (*T, error)) {
-	createResource(ctx, req, resp, r.what, call, r.mapping())
+	createResource(ctx, req, resp, r.what, true, call, r.mapping())
 }
 
 // update sends the plan (prior is the state before it) and saves what the API answered.
 func (r *crud[M, T]) update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse, call func(ctx context.Context, plan, prior *M) (*T, error)) {
-	r.updateFrom(ctx, req, resp, func(ctx context.Context, p planned[M]) (*T, error) { return call(ctx, p.plan, p.prior) })
+	r.updateWith(ctx, req, resp, false, func(ctx context.Context, p planned[M]) (*T, error) { return call(ctx, p.plan, p.prior) })
 }
 
 // updateFrom is update for a call that also needs the configuration. The modules removed
@@ -523,11 +537,15 @@ func (r *crud[M, T]) update(ctx context.Context, req resource.UpdateRequest, res
 // auth module by the next, must go before the PATCH adds its successor); when a call fails,
 // the state is read back from the API, so it holds what the calls before it changed.
 func (r *crud[M, T]) updateFrom(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse, call func(context.Context, planned[M]) (*T, error)) {
+	r.updateWith(ctx, req, resp, true, call)
+}
+
+func (r *crud[M, T]) updateWith(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse, withConfig bool, call func(context.Context, planned[M]) (*T, error)) {
 	var reread getFunc[T]
 	if r.get != nil {
 		reread = r.get(r.client)
 	}
-	updateResource(ctx, req, resp, r.what, r.id, func(ctx context.Context, p planned[M]) (*T, error) {
+	updateResource(ctx, req, resp, r.what, r.id, withConfig, func(ctx context.Context, p planned[M]) (*T, error) {
 		if err := r.modules.remove(ctx, r.client, r.what, r.id(p.prior), p.plan, p.prior); err != nil {
 			return nil, err
 		}
