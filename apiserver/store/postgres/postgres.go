@@ -34,7 +34,7 @@ type Store = sqlstore.Store
 
 var dialect = sqlstore.Dialect{
 	Numbered:     true,
-	JSONArray:    "coalesce(json_agg(%s), '[]')::text",
+	WritableCTE:  true,
 	JSON:         sqlstore.PostgresJSON,
 	ReadOptions:  sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},
 	WriteOptions: sql.TxOptions{Isolation: sql.LevelSerializable},

@@ -28,9 +28,9 @@ import (
 type Dialect struct {
 	// Numbered turns the ? placeholders into $1, $2 … (PostgreSQL).
 	Numbered bool
-	// JSONArray aggregates a column of one subquery into a JSON array of strings, "[]" when
-	// there are no rows; %s is the column.
-	JSONArray string
+	// WritableCTE: the database runs INSERTs inside WITH (PostgreSQL), so that Insert writes
+	// an object, its unique keys and its refs in one statement, one round trip.
+	WritableCTE bool
 	// ReadOptions and WriteOptions begin read-only and read-write transactions.
 	ReadOptions, WriteOptions sql.TxOptions
 	// SkipLocked ends a SELECT whose rows a transaction locks and other transactions skip
@@ -259,14 +259,15 @@ func (t *tx) seal(o *store.Object) []byte {
 	return t.keys.Seal(o.Kind, o.ID, o.Secret)
 }
 
-// columns reads an object with its unique keys and refs as JSON arrays, in one query.
+// columns reads an object with its unique keys and refs, all from its row.
 func (t *tx) columns() string { return t.d.columns }
 
+// selectColumns reads the keys and refs from the object's own row (key_set, ref_set), not
+// from unique_keys and refs: under SERIALIZABLE, reading those tables in a write transaction
+// took page locks on their indexes that every other write of an object with keys or refs
+// conflicted with.
 func (d *Dialect) selectColumns() string {
-	return `SELECT o.id, o.kind, o.account_id, o.parent_id, o.doc, o.secret,
-	(SELECT ` + fmt.Sprintf(d.JSONArray, "key") + ` FROM unique_keys WHERE object_id = o.id),
-	(SELECT ` + fmt.Sprintf(d.JSONArray, "to_id") + ` FROM refs WHERE from_id = o.id)
-FROM objects o `
+	return `SELECT o.id, o.kind, o.account_id, o.parent_id, o.doc, o.secret, o.key_set, o.ref_set FROM objects o `
 }
 
 func (t *tx) query(ctx context.Context, tail string, args ...any) ([]*store.Object, error) {
@@ -305,6 +306,19 @@ func (t *tx) queryOne(ctx context.Context, tail string, args ...any) (*store.Obj
 		return nil, store.ErrNotFound
 	}
 	return objs[0], nil
+}
+
+// encodeSet is what key_set and ref_set hold for s: its set (sorted, no duplicates) as a JSON
+// array, "[]" when empty. Update compares the stored text with it, so that one form must be
+// kept: an equal set written another way only costs Update its slower path.
+func encodeSet(s []string) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(append([]string{}, set(s)...)); err != nil {
+		panic(err) // strings always encode
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // decodeSet decodes a JSON array of strings into a sorted slice, nil when empty.
@@ -405,48 +419,123 @@ func (t *tx) Count(ctx context.Context, kind, accountID string) (int, error) {
 }
 
 func (t *tx) Insert(ctx context.Context, o *store.Object) error {
-	return t.atomic(ctx, func() error {
-		n, err := t.exec(ctx, `INSERT INTO objects (id, kind, account_id, parent_id, doc, secret)
-			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
-			o.ID, o.Kind, o.AccountID, o.ParentID, o.Doc, t.seal(o))
+	keys, refs := encodeSet(o.UniqueKeys), encodeSet(o.Refs)
+	insert := func() error {
+		n, err := t.exec(ctx, `INSERT INTO objects (id, kind, account_id, parent_id, doc, secret, key_set, ref_set)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+			o.ID, o.Kind, o.AccountID, o.ParentID, o.Doc, t.seal(o), keys, refs)
 		if err != nil {
 			return err
 		}
 		if n == 0 {
 			return fmt.Errorf("%w: %s", store.ErrExists, o.ID)
 		}
+		return nil
+	}
+	switch {
+	case len(o.UniqueKeys) == 0 && len(o.Refs) == 0:
+		// One statement: it stores all or nothing, so it needs no savepoint.
+		return insert()
+	case t.d.WritableCTE:
+		return t.insertWith(ctx, o, keys, refs)
+	}
+	return t.atomic(ctx, func() error {
+		if err := insert(); err != nil {
+			return err
+		}
 		return t.claim(ctx, o)
 	})
 }
 
+// insertCTE stores an object ($1…$6), its unique keys ($7) and its refs ($8) in one
+// statement, or nothing when a key is taken, a ref names no object or the ID is taken; it
+// says which. The checks read the snapshot the inserts are made on, and under SERIALIZABLE
+// they are reads like any other: a key or a referenced object changed by a concurrent
+// transaction fails one of the two with a serialization failure. The refs' foreign keys
+// are checked at the end of the statement, when the object's row exists.
+const insertCTE = `WITH k AS (SELECT json_array_elements_text(CAST($7 AS json)) AS key),
+r AS (SELECT json_array_elements_text(CAST($8 AS json)) AS to_id),
+taken AS (SELECT u.key, u.object_id FROM k JOIN unique_keys u ON u.key = k.key),
+missing AS (SELECT r.to_id FROM r WHERE NOT EXISTS (SELECT 1 FROM objects x WHERE x.id = r.to_id)),
+ins AS (INSERT INTO objects (id, kind, account_id, parent_id, doc, secret, key_set, ref_set)
+	SELECT CAST($1 AS text), CAST($2 AS text), CAST($3 AS text), CAST($4 AS text), CAST($5 AS bytea), CAST($6 AS bytea), CAST($7 AS text), CAST($8 AS text)
+	WHERE NOT EXISTS (SELECT 1 FROM taken) AND NOT EXISTS (SELECT 1 FROM missing)
+	ON CONFLICT (id) DO NOTHING RETURNING id),
+ik AS (INSERT INTO unique_keys (key, object_id) SELECT k.key, ins.id FROM k, ins),
+ir AS (INSERT INTO refs (from_id, to_id) SELECT ins.id, r.to_id FROM r, ins)
+SELECT (SELECT count(*) FROM ins),
+	coalesce((SELECT json_agg(json_build_array(key, object_id)) FROM taken), '[]')::text,
+	coalesce((SELECT json_agg(to_id) FROM missing), '[]')::text`
+
+// insertWith is Insert through insertCTE, with Insert's errors in Insert's order: the ID,
+// then the first key taken, then the first missing ref.
+func (t *tx) insertWith(ctx context.Context, o *store.Object, keys, refs string) error {
+	var inserted int
+	var taken, missing string
+	err := t.tx.QueryRowContext(ctx, insertCTE, o.ID, o.Kind, o.AccountID, o.ParentID, o.Doc, t.seal(o), keys, refs).
+		Scan(&inserted, &taken, &missing)
+	if err != nil || inserted == 1 {
+		return err
+	}
+	var holders [][2]string
+	if err := json.Unmarshal([]byte(taken), &holders); err != nil {
+		return err
+	}
+	absent, err := decodeSet(missing)
+	if err != nil {
+		return err
+	}
+	// Read only now, on the way to an error: a read of objects_pkey in every insert would
+	// lock the page every other insert writes.
+	var exists bool
+	if err := t.tx.QueryRowContext(ctx, t.d.rebind("SELECT EXISTS (SELECT 1 FROM objects WHERE id = ?)"), o.ID).Scan(&exists); err != nil {
+		return err
+	}
+	switch {
+	case exists:
+		return fmt.Errorf("%w: %s", store.ErrExists, o.ID)
+	case len(holders) > 0:
+		first := slices.MinFunc(holders, func(a, b [2]string) int { return strings.Compare(a[0], b[0]) })
+		return &store.DuplicateError{Key: first[0], HolderID: first[1]}
+	case len(absent) > 0:
+		return fmt.Errorf("%w: ref %s", store.ErrNotFound, absent[0])
+	}
+	return fmt.Errorf("%w: %s", store.ErrExists, o.ID) // taken by a transaction that committed since
+}
+
 func (t *tx) Update(ctx context.Context, o *store.Object) error {
+	keys, refs := encodeSet(o.UniqueKeys), encodeSet(o.Refs)
+	// Most updates change neither keys nor refs: then one statement, all or nothing, needs no
+	// savepoint, and reads no keys or refs (under SERIALIZABLE, every read of those indexes
+	// conflicts with the transactions that write them).
+	n, err := t.exec(ctx, "UPDATE objects SET doc = ?, secret = ? WHERE id = ? AND kind = ? AND key_set = ? AND ref_set = ?",
+		o.Doc, t.seal(o), o.ID, o.Kind, keys, refs)
+	if err != nil || n == 1 {
+		return err
+	}
 	return t.atomic(ctx, func() error {
-		n, err := t.exec(ctx, "UPDATE objects SET doc = ?, secret = ? WHERE id = ? AND kind = ?",
-			o.Doc, t.seal(o), o.ID, o.Kind)
-		if err != nil {
-			return err
-		}
-		if n == 0 {
+		var stored struct{ keys, refs string }
+		err := t.tx.QueryRowContext(ctx, t.d.rebind("SELECT key_set, ref_set FROM objects WHERE id = ? AND kind = ?"), o.ID, o.Kind).
+			Scan(&stored.keys, &stored.refs)
+		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("%w: %s %s", store.ErrNotFound, o.Kind, o.ID)
 		}
-		// Keys and refs are rewritten only when they change: most updates change neither,
-		// and under SERIALIZABLE a rewrite conflicts with every transaction that read the
-		// same index pages (any object's keys or refs, on a small database).
-		var stored struct{ keys, refs string }
-		if err := t.tx.QueryRowContext(ctx, t.d.rebind(`SELECT
-			(SELECT `+fmt.Sprintf(t.d.JSONArray, "key")+` FROM unique_keys WHERE object_id = ?),
-			(SELECT `+fmt.Sprintf(t.d.JSONArray, "to_id")+` FROM refs WHERE from_id = ?)`), o.ID, o.ID).Scan(&stored.keys, &stored.refs); err != nil {
-			return err
-		}
-		keys, err := decodeSet(stored.keys)
 		if err != nil {
 			return err
 		}
-		refs, err := decodeSet(stored.refs)
+		if _, err := t.exec(ctx, "UPDATE objects SET doc = ?, secret = ?, key_set = ?, ref_set = ? WHERE id = ? AND kind = ?",
+			o.Doc, t.seal(o), keys, refs, o.ID, o.Kind); err != nil {
+			return err
+		}
+		oldKeys, err := decodeSet(stored.keys)
 		if err != nil {
 			return err
 		}
-		if !slices.Equal(keys, set(o.UniqueKeys)) {
+		oldRefs, err := decodeSet(stored.refs)
+		if err != nil {
+			return err
+		}
+		if !slices.Equal(oldKeys, set(o.UniqueKeys)) {
 			if _, err := t.exec(ctx, "DELETE FROM unique_keys WHERE object_id = ?", o.ID); err != nil {
 				return err
 			}
@@ -454,7 +543,7 @@ func (t *tx) Update(ctx context.Context, o *store.Object) error {
 				return err
 			}
 		}
-		if !slices.Equal(refs, set(o.Refs)) {
+		if !slices.Equal(oldRefs, set(o.Refs)) {
 			if _, err := t.exec(ctx, "DELETE FROM refs WHERE from_id = ?", o.ID); err != nil {
 				return err
 			}
