@@ -448,52 +448,65 @@ func (t *tx) Insert(ctx context.Context, o *store.Object) error {
 }
 
 // insertCTE stores an object ($1…$6), its unique keys ($7) and its refs ($8) in one
-// statement, or nothing when a key is taken, a ref names no object or the ID is taken; it
-// says which. The checks read the snapshot the inserts are made on, and under SERIALIZABLE
-// they are reads like any other: a key or a referenced object changed by a concurrent
-// transaction fails one of the two with a serialization failure. The refs' foreign keys
-// are checked at the end of the statement, when the object's row exists.
+// statement, unless a ref names no object or the ID is taken; it returns whether it stored
+// the object and how many of the keys it claimed. A key another object holds is skipped
+// (ON CONFLICT), not read first: under SERIALIZABLE such a read would lock the index page
+// that every other insert of a key writes, and concurrent creates would abort each other.
+// The refs are looked up as an array of IDs, which only an index scan of those IDs can
+// answer: a join that the planner may run as a scan would lock all of objects. The refs'
+// foreign keys are checked at the end of the statement, when the object's row exists.
 const insertCTE = `WITH k AS (SELECT json_array_elements_text(CAST($7 AS json)) AS key),
 r AS (SELECT json_array_elements_text(CAST($8 AS json)) AS to_id),
-taken AS (SELECT u.key, u.object_id FROM k JOIN unique_keys u ON u.key = k.key),
-missing AS (SELECT r.to_id FROM r WHERE NOT EXISTS (SELECT 1 FROM objects x WHERE x.id = r.to_id)),
 ins AS (INSERT INTO objects (id, kind, account_id, parent_id, doc, secret, key_set, ref_set)
 	SELECT CAST($1 AS text), CAST($2 AS text), CAST($3 AS text), CAST($4 AS text), CAST($5 AS bytea), CAST($6 AS bytea), CAST($7 AS text), CAST($8 AS text)
-	WHERE NOT EXISTS (SELECT 1 FROM taken) AND NOT EXISTS (SELECT 1 FROM missing)
+	WHERE (SELECT count(*) FROM objects x WHERE x.id = ANY (ARRAY(SELECT to_id FROM r))) = json_array_length(CAST($8 AS json))
 	ON CONFLICT (id) DO NOTHING RETURNING id),
-ik AS (INSERT INTO unique_keys (key, object_id) SELECT k.key, ins.id FROM k, ins),
+ik AS (INSERT INTO unique_keys (key, object_id) SELECT k.key, ins.id FROM k, ins ON CONFLICT (key) DO NOTHING RETURNING key),
 ir AS (INSERT INTO refs (from_id, to_id) SELECT ins.id, r.to_id FROM r, ins)
-SELECT (SELECT count(*) FROM ins),
-	coalesce((SELECT json_agg(json_build_array(key, object_id)) FROM taken), '[]')::text,
-	coalesce((SELECT json_agg(to_id) FROM missing), '[]')::text`
+SELECT (SELECT count(*) FROM ins), (SELECT count(*) FROM ik)`
 
-// insertWith is Insert through insertCTE, with Insert's errors in Insert's order: the ID,
-// then the first key taken, then the first missing ref.
+// insertWith is Insert through insertCTE. What went wrong is read only on the way to an
+// error, with Insert's errors in Insert's order: the ID, the first key taken, the first
+// missing ref.
 func (t *tx) insertWith(ctx context.Context, o *store.Object, keys, refs string) error {
-	var inserted int
-	var taken, missing string
+	var inserted, claimed int
 	err := t.tx.QueryRowContext(ctx, insertCTE, o.ID, o.Kind, o.AccountID, o.ParentID, o.Doc, t.seal(o), keys, refs).
-		Scan(&inserted, &taken, &missing)
-	if err != nil || inserted == 1 {
+		Scan(&inserted, &claimed)
+	wanted := set(o.UniqueKeys)
+	if err != nil || inserted == 1 && claimed == len(wanted) {
 		return err
+	}
+	if inserted == 0 {
+		var exists bool
+		if err := t.tx.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM objects WHERE id = $1)", o.ID).Scan(&exists); err != nil {
+			return err
+		}
+		if exists {
+			return fmt.Errorf("%w: %s", store.ErrExists, o.ID)
+		}
+	}
+	var taken, missing string
+	err = t.tx.QueryRowContext(ctx, `SELECT
+		coalesce((SELECT json_agg(json_build_array(key, object_id)) FROM unique_keys WHERE key = ANY (SELECT json_array_elements_text(CAST($2 AS json))) AND object_id <> $1), '[]')::text,
+		coalesce((SELECT json_agg(to_id) FROM json_array_elements_text(CAST($3 AS json)) AS r(to_id) WHERE NOT EXISTS (SELECT 1 FROM objects WHERE id = r.to_id)), '[]')::text`,
+		o.ID, keys, refs).Scan(&taken, &missing)
+	if err != nil {
+		return err
+	}
+	if inserted == 1 {
+		// Stored, with a key skipped: take it back whole (the keys and refs go with it).
+		if _, err := t.exec(ctx, "DELETE FROM objects WHERE id = ?", o.ID); err != nil {
+			return err
+		}
 	}
 	var holders [][2]string
 	if err := json.Unmarshal([]byte(taken), &holders); err != nil {
 		return err
 	}
 	absent, err := decodeSet(missing)
-	if err != nil {
-		return err
-	}
-	// Read only now, on the way to an error: a read of objects_pkey in every insert would
-	// lock the page every other insert writes.
-	var exists bool
-	if err := t.tx.QueryRowContext(ctx, t.d.rebind("SELECT EXISTS (SELECT 1 FROM objects WHERE id = ?)"), o.ID).Scan(&exists); err != nil {
-		return err
-	}
 	switch {
-	case exists:
-		return fmt.Errorf("%w: %s", store.ErrExists, o.ID)
+	case err != nil:
+		return err
 	case len(holders) > 0:
 		first := slices.MinFunc(holders, func(a, b [2]string) int { return strings.Compare(a[0], b[0]) })
 		return &store.DuplicateError{Key: first[0], HolderID: first[1]}
