@@ -2,7 +2,8 @@
 // server supports: the schema and the queries are the same, and a Dialect holds what differs
 // (placeholders, JSON aggregation, transaction options, which errors mean "run it again").
 //
-// Every object is a row of objects; its unique keys and refs are rows of unique_keys and refs.
+// Every object is a row of objects; its unique keys and refs are rows of unique_keys and refs,
+// and a copy of them on the object's row (key_set, ref_set) is what reading an object reads.
 // "Does the ref exist" and "is this still referenced" are checked explicitly inside the
 // transaction, so the errors are precise; the foreign key on refs.to_id is a backstop.
 package sqlstore
