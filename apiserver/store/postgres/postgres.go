@@ -34,7 +34,7 @@ type Store = sqlstore.Store
 
 var dialect = sqlstore.Dialect{
 	Numbered:     true,
-	JSONArray:    "coalesce(json_agg(%s), '[]')::text",
+	WritableCTE:  true,
 	JSON:         sqlstore.PostgresJSON,
 	ReadOptions:  sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},
 	WriteOptions: sql.TxOptions{Isolation: sql.LevelSerializable},
@@ -68,10 +68,17 @@ func retryable(err error) bool {
 // migrates it to the current schema. With sqlstore.WithKeys, secrets are sealed and the key
 // is checked against the database.
 func Open(ctx context.Context, dsn string, opts ...sqlstore.Option) (*Store, error) {
+	return OpenTraced(ctx, dsn, nil, opts...)
+}
+
+// OpenTraced is Open with a pgx tracer that sees every statement the store sends (nil for
+// none): the tests count the round trips of each store operation with it.
+func OpenTraced(ctx context.Context, dsn string, tracer pgx.QueryTracer, opts ...sqlstore.Option) (*Store, error) {
 	cfg, err := pgx.ParseConfig(dsn) // its errors leave the password out
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open: %w", err)
 	}
+	cfg.Tracer = tracer
 	// Every query of the store has an index to use. On a small table the planner would
 	// rather scan it whole, and under SERIALIZABLE a scan locks the whole relation against
 	// every writer: measured, the main source of serialization failures between replicas.

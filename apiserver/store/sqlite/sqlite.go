@@ -34,7 +34,6 @@ type Store = sqlstore.Store
 // dialect: SQLite serializes writers itself (BEGIN IMMEDIATE on one connection), so a write
 // never needs to run again.
 var dialect = sqlstore.Dialect{
-	JSONArray:   "json_group_array(%s)",
 	JSON:        sqlstore.SQLiteJSON,
 	ReadOptions: sql.TxOptions{ReadOnly: true},
 	Prepare:     true,

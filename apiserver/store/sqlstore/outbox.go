@@ -22,10 +22,15 @@ func fromMS(v int64) time.Time {
 }
 
 func (t *tx) AddEvent(ctx context.Context, e *store.Event, deliveries []store.NewDelivery) error {
-	return t.atomic(ctx, func() error {
-		err := t.tx.QueryRowContext(ctx, t.d.rebind(`INSERT INTO events (id, account_id, type, created_at, payload)
+	event := func() error {
+		return t.tx.QueryRowContext(ctx, t.d.rebind(`INSERT INTO events (id, account_id, type, created_at, payload)
 			VALUES (?, ?, ?, ?, ?) RETURNING seq`), e.ID, e.AccountID, e.Type, ms(e.Time), e.Payload).Scan(&e.Seq)
-		if err != nil {
+	}
+	if len(deliveries) == 0 {
+		return event() // one statement: all or nothing without a savepoint
+	}
+	return t.atomic(ctx, func() error {
+		if err := event(); err != nil {
 			return err
 		}
 		for _, d := range deliveries {

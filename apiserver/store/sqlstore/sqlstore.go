@@ -2,7 +2,8 @@
 // server supports: the schema and the queries are the same, and a Dialect holds what differs
 // (placeholders, JSON aggregation, transaction options, which errors mean "run it again").
 //
-// Every object is a row of objects; its unique keys and refs are rows of unique_keys and refs.
+// Every object is a row of objects; its unique keys and refs are rows of unique_keys and refs,
+// and a copy of them on the object's row (key_set, ref_set) is what reading an object reads.
 // "Does the ref exist" and "is this still referenced" are checked explicitly inside the
 // transaction, so the errors are precise; the foreign key on refs.to_id is a backstop.
 package sqlstore
@@ -28,9 +29,9 @@ import (
 type Dialect struct {
 	// Numbered turns the ? placeholders into $1, $2 … (PostgreSQL).
 	Numbered bool
-	// JSONArray aggregates a column of one subquery into a JSON array of strings, "[]" when
-	// there are no rows; %s is the column.
-	JSONArray string
+	// WritableCTE: the database runs INSERTs inside WITH (PostgreSQL), so that Insert writes
+	// an object, its unique keys and its refs in one statement, one round trip.
+	WritableCTE bool
 	// ReadOptions and WriteOptions begin read-only and read-write transactions.
 	ReadOptions, WriteOptions sql.TxOptions
 	// SkipLocked ends a SELECT whose rows a transaction locks and other transactions skip
@@ -259,14 +260,15 @@ func (t *tx) seal(o *store.Object) []byte {
 	return t.keys.Seal(o.Kind, o.ID, o.Secret)
 }
 
-// columns reads an object with its unique keys and refs as JSON arrays, in one query.
+// columns reads an object with its unique keys and refs, all from its row.
 func (t *tx) columns() string { return t.d.columns }
 
+// selectColumns reads the keys and refs from the object's own row (key_set, ref_set), not
+// from unique_keys and refs: under SERIALIZABLE, reading those tables in a write transaction
+// took page locks on their indexes that every other write of an object with keys or refs
+// conflicted with.
 func (d *Dialect) selectColumns() string {
-	return `SELECT o.id, o.kind, o.account_id, o.parent_id, o.doc, o.secret,
-	(SELECT ` + fmt.Sprintf(d.JSONArray, "key") + ` FROM unique_keys WHERE object_id = o.id),
-	(SELECT ` + fmt.Sprintf(d.JSONArray, "to_id") + ` FROM refs WHERE from_id = o.id)
-FROM objects o `
+	return `SELECT o.id, o.kind, o.account_id, o.parent_id, o.doc, o.secret, o.key_set, o.ref_set FROM objects o `
 }
 
 func (t *tx) query(ctx context.Context, tail string, args ...any) ([]*store.Object, error) {
@@ -305,6 +307,19 @@ func (t *tx) queryOne(ctx context.Context, tail string, args ...any) (*store.Obj
 		return nil, store.ErrNotFound
 	}
 	return objs[0], nil
+}
+
+// encodeSet is what key_set and ref_set hold for s: its set (sorted, no duplicates) as a JSON
+// array, "[]" when empty. Update compares the stored text with it, so that one form must be
+// kept: an equal set written another way only costs Update its slower path.
+func encodeSet(s []string) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(append([]string{}, set(s)...)); err != nil {
+		panic(err) // strings always encode
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // decodeSet decodes a JSON array of strings into a sorted slice, nil when empty.
@@ -405,48 +420,136 @@ func (t *tx) Count(ctx context.Context, kind, accountID string) (int, error) {
 }
 
 func (t *tx) Insert(ctx context.Context, o *store.Object) error {
-	return t.atomic(ctx, func() error {
-		n, err := t.exec(ctx, `INSERT INTO objects (id, kind, account_id, parent_id, doc, secret)
-			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
-			o.ID, o.Kind, o.AccountID, o.ParentID, o.Doc, t.seal(o))
+	keys, refs := encodeSet(o.UniqueKeys), encodeSet(o.Refs)
+	insert := func() error {
+		n, err := t.exec(ctx, `INSERT INTO objects (id, kind, account_id, parent_id, doc, secret, key_set, ref_set)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+			o.ID, o.Kind, o.AccountID, o.ParentID, o.Doc, t.seal(o), keys, refs)
 		if err != nil {
 			return err
 		}
 		if n == 0 {
 			return fmt.Errorf("%w: %s", store.ErrExists, o.ID)
 		}
+		return nil
+	}
+	switch {
+	case len(o.UniqueKeys) == 0 && len(o.Refs) == 0:
+		// One statement: it stores all or nothing, so it needs no savepoint.
+		return insert()
+	case t.d.WritableCTE:
+		return t.insertWith(ctx, o, keys, refs)
+	}
+	return t.atomic(ctx, func() error {
+		if err := insert(); err != nil {
+			return err
+		}
 		return t.claim(ctx, o)
 	})
 }
 
-func (t *tx) Update(ctx context.Context, o *store.Object) error {
-	return t.atomic(ctx, func() error {
-		n, err := t.exec(ctx, "UPDATE objects SET doc = ?, secret = ? WHERE id = ? AND kind = ?",
-			o.Doc, t.seal(o), o.ID, o.Kind)
-		if err != nil {
+// insertCTE stores an object ($1…$6), its unique keys ($7) and its refs ($8) in one
+// statement, unless a ref names no object or the ID is taken; it returns whether it stored
+// the object and how many of the keys it claimed. A key another object holds is skipped
+// (ON CONFLICT), not read first: under SERIALIZABLE such a read would lock the index page
+// that every other insert of a key writes, and concurrent creates would abort each other.
+// The refs are looked up as an array of IDs, which only an index scan of those IDs can
+// answer: a join that the planner may run as a scan would lock all of objects. The refs'
+// foreign keys are checked at the end of the statement, when the object's row exists.
+const insertCTE = `WITH k AS (SELECT json_array_elements_text(CAST($7 AS json)) AS key),
+r AS (SELECT json_array_elements_text(CAST($8 AS json)) AS to_id),
+ins AS (INSERT INTO objects (id, kind, account_id, parent_id, doc, secret, key_set, ref_set)
+	SELECT CAST($1 AS text), CAST($2 AS text), CAST($3 AS text), CAST($4 AS text), CAST($5 AS bytea), CAST($6 AS bytea), CAST($7 AS text), CAST($8 AS text)
+	WHERE (SELECT count(*) FROM objects x WHERE x.id = ANY (ARRAY(SELECT to_id FROM r))) = json_array_length(CAST($8 AS json))
+	ON CONFLICT (id) DO NOTHING RETURNING id),
+ik AS (INSERT INTO unique_keys (key, object_id) SELECT k.key, ins.id FROM k, ins ON CONFLICT (key) DO NOTHING RETURNING key),
+ir AS (INSERT INTO refs (from_id, to_id) SELECT ins.id, r.to_id FROM r, ins)
+SELECT (SELECT count(*) FROM ins), (SELECT count(*) FROM ik)`
+
+// insertWith is Insert through insertCTE. What went wrong is read only on the way to an
+// error, with Insert's errors in Insert's order: the ID, the first key taken, the first
+// missing ref.
+func (t *tx) insertWith(ctx context.Context, o *store.Object, keys, refs string) error {
+	var inserted, claimed int
+	err := t.tx.QueryRowContext(ctx, insertCTE, o.ID, o.Kind, o.AccountID, o.ParentID, o.Doc, t.seal(o), keys, refs).
+		Scan(&inserted, &claimed)
+	wanted := set(o.UniqueKeys)
+	if err != nil || inserted == 1 && claimed == len(wanted) {
+		return err
+	}
+	if inserted == 0 {
+		var exists bool
+		if err := t.tx.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM objects WHERE id = $1)", o.ID).Scan(&exists); err != nil {
 			return err
 		}
-		if n == 0 {
+		if exists {
+			return fmt.Errorf("%w: %s", store.ErrExists, o.ID)
+		}
+	}
+	var taken, missing string
+	err = t.tx.QueryRowContext(ctx, `SELECT
+		coalesce((SELECT json_agg(json_build_array(key, object_id)) FROM unique_keys WHERE key = ANY (SELECT json_array_elements_text(CAST($2 AS json))) AND object_id <> $1), '[]')::text,
+		coalesce((SELECT json_agg(to_id) FROM json_array_elements_text(CAST($3 AS json)) AS r(to_id) WHERE NOT EXISTS (SELECT 1 FROM objects WHERE id = r.to_id)), '[]')::text`,
+		o.ID, keys, refs).Scan(&taken, &missing)
+	if err != nil {
+		return err
+	}
+	if inserted == 1 {
+		// Stored, with a key skipped: take it back whole (the keys and refs go with it).
+		if _, err := t.exec(ctx, "DELETE FROM objects WHERE id = ?", o.ID); err != nil {
+			return err
+		}
+	}
+	var holders [][2]string
+	if err := json.Unmarshal([]byte(taken), &holders); err != nil {
+		return err
+	}
+	absent, err := decodeSet(missing)
+	switch {
+	case err != nil:
+		return err
+	case len(holders) > 0:
+		first := slices.MinFunc(holders, func(a, b [2]string) int { return strings.Compare(a[0], b[0]) })
+		return &store.DuplicateError{Key: first[0], HolderID: first[1]}
+	case len(absent) > 0:
+		return fmt.Errorf("%w: ref %s", store.ErrNotFound, absent[0])
+	}
+	return fmt.Errorf("%w: %s", store.ErrExists, o.ID) // taken by a transaction that committed since
+}
+
+func (t *tx) Update(ctx context.Context, o *store.Object) error {
+	keys, refs := encodeSet(o.UniqueKeys), encodeSet(o.Refs)
+	// Most updates change neither keys nor refs: then one statement, all or nothing, needs no
+	// savepoint, and reads no keys or refs (under SERIALIZABLE, every read of those indexes
+	// conflicts with the transactions that write them).
+	n, err := t.exec(ctx, "UPDATE objects SET doc = ?, secret = ? WHERE id = ? AND kind = ? AND key_set = ? AND ref_set = ?",
+		o.Doc, t.seal(o), o.ID, o.Kind, keys, refs)
+	if err != nil || n == 1 {
+		return err
+	}
+	return t.atomic(ctx, func() error {
+		var stored struct{ keys, refs string }
+		err := t.tx.QueryRowContext(ctx, t.d.rebind("SELECT key_set, ref_set FROM objects WHERE id = ? AND kind = ?"), o.ID, o.Kind).
+			Scan(&stored.keys, &stored.refs)
+		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("%w: %s %s", store.ErrNotFound, o.Kind, o.ID)
 		}
-		// Keys and refs are rewritten only when they change: most updates change neither,
-		// and under SERIALIZABLE a rewrite conflicts with every transaction that read the
-		// same index pages (any object's keys or refs, on a small database).
-		var stored struct{ keys, refs string }
-		if err := t.tx.QueryRowContext(ctx, t.d.rebind(`SELECT
-			(SELECT `+fmt.Sprintf(t.d.JSONArray, "key")+` FROM unique_keys WHERE object_id = ?),
-			(SELECT `+fmt.Sprintf(t.d.JSONArray, "to_id")+` FROM refs WHERE from_id = ?)`), o.ID, o.ID).Scan(&stored.keys, &stored.refs); err != nil {
-			return err
-		}
-		keys, err := decodeSet(stored.keys)
 		if err != nil {
 			return err
 		}
-		refs, err := decodeSet(stored.refs)
+		if _, err := t.exec(ctx, "UPDATE objects SET doc = ?, secret = ?, key_set = ?, ref_set = ? WHERE id = ? AND kind = ?",
+			o.Doc, t.seal(o), keys, refs, o.ID, o.Kind); err != nil {
+			return err
+		}
+		oldKeys, err := decodeSet(stored.keys)
 		if err != nil {
 			return err
 		}
-		if !slices.Equal(keys, set(o.UniqueKeys)) {
+		oldRefs, err := decodeSet(stored.refs)
+		if err != nil {
+			return err
+		}
+		if !slices.Equal(oldKeys, set(o.UniqueKeys)) {
 			if _, err := t.exec(ctx, "DELETE FROM unique_keys WHERE object_id = ?", o.ID); err != nil {
 				return err
 			}
@@ -454,7 +557,7 @@ func (t *tx) Update(ctx context.Context, o *store.Object) error {
 				return err
 			}
 		}
-		if !slices.Equal(refs, set(o.Refs)) {
+		if !slices.Equal(oldRefs, set(o.Refs)) {
 			if _, err := t.exec(ctx, "DELETE FROM refs WHERE from_id = ?", o.ID); err != nil {
 				return err
 			}

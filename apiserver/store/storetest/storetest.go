@@ -35,6 +35,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ReadOnly", testReadOnly},
 		{"SerializableWrites", testSerializableWrites},
 		{"DeleteInsertRefRace", testDeleteInsertRefRace},
+		{"UniqueKeyRace", testUniqueKeyRace},
 		{"OutboxAtomic", testOutboxAtomic},
 		{"OutboxClaimOrder", testOutboxClaimOrder},
 		{"OutboxLease", testOutboxLease},
@@ -700,4 +701,48 @@ func testDeleteInsertRefRace(t *testing.T, s store.Store) {
 			t.Errorf("round %d: %s references %s, which reads %v", i, referrer(i), target(i), tErr)
 		}
 	}
+}
+
+// testUniqueKeyRace races inserts of objects that claim one unique key (and reference one
+// object): exactly one is stored, every other fails with the *DuplicateError that names it
+// and leaves nothing behind.
+func testUniqueKeyRace(t *testing.T, s store.Store) {
+	const n = 8
+	x := obj("t_0001")
+	insert(t, s, x)
+	errs := make([]error, n)
+	racer := func(i int) *store.Object {
+		return withRefs(withKeys(obj(fmt.Sprintf("t_%04d", 100+i)), "race", fmt.Sprintf("own_%d", i)), x.ID)
+	}
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { errs[i] = insertErr(t, s, racer(i)) })
+	}
+	wg.Wait()
+	var winner string
+	for i, err := range errs {
+		if err == nil {
+			if winner != "" {
+				t.Fatalf("both %s and %s claimed the key", winner, racer(i).ID)
+			}
+			winner = racer(i).ID
+		}
+	}
+	if winner == "" {
+		t.Fatalf("no insert won: %v", errs)
+	}
+	for i, err := range errs {
+		if racer(i).ID == winner {
+			continue
+		}
+		var dup *store.DuplicateError
+		if !errors.As(err, &dup) || dup.Key != "race" || dup.HolderID != winner {
+			t.Errorf("insert %d: err = %v, want the key held by %s", i, err, winner)
+		}
+		mustNotFound(t, s, kind, racer(i).ID)
+		if _, err := lookup(t, s, fmt.Sprintf("own_%d", i)); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("the loser %d kept its key: %v", i, err)
+		}
+	}
+	checkIDs(t, "Referrers x", referrers(t, s, x.ID), winner)
 }
