@@ -88,7 +88,7 @@ func (c *call) parseListQuery(prefix string, fields filter.Fields, extra ...stri
 // selected, read in batches until the page is full. It always looks one match ahead so that
 // next_page_uri is null exactly on the last page.
 func (q listQuery) page(c *call, tx store.Tx, sq store.ListQuery) (items []*store.Object, more bool, err error) {
-	sq.BeforeID = q.beforeID
+	sq.BeforeID, sq.DocsOnly = q.beforeID, true // a page is only rendered
 	// One instant for the whole page, in the database and here.
 	r := residue{match: q.match, now: time.Now()}
 	if q.filter != nil {

@@ -49,8 +49,9 @@ type Dialect struct {
 	// Schema is the version of the newest migration the binary applies (goose's numbering);
 	// Ready checks that the database has it.
 	Schema int64
-	// columns is the select list of tx.query, built once by New.
-	columns string
+	// columns is the select list of tx.query, built once by New; docColumns the same
+	// without keys and refs (ListQuery.DocsOnly).
+	columns, docColumns string
 	// Prepare keeps the hot queries (an object by ID, by unique key, its referrers) prepared
 	// on every connection, for a driver that would otherwise parse each one on every call
 	// (SQLite: parsing was a third of a GET's CPU). pgx caches its statements itself.
@@ -104,6 +105,7 @@ func WithKeys(keys *sealing.Keyring) Option { return func(s *Store) { s.keys = k
 // New returns a Store on already migrated databases.
 func New(write, read *sql.DB, d Dialect, opts ...Option) *Store {
 	d.columns = d.selectColumns()
+	d.docColumns = "SELECT o.id, o.kind, o.account_id, o.parent_id, o.doc, o.secret, '[]', '[]' FROM objects o "
 	s := &Store{write: write, read: read, dialect: d}
 	for _, o := range opts {
 		o(s)
@@ -270,7 +272,12 @@ FROM objects o `
 }
 
 func (t *tx) query(ctx context.Context, tail string, args ...any) ([]*store.Object, error) {
-	rows, err := t.queryContext(ctx, t.d.rebind(t.columns()+tail), args...)
+	return t.queryColumns(ctx, t.columns(), tail, args...)
+}
+
+// queryColumns runs tail after the select list columns (t.d.columns or t.d.docColumns).
+func (t *tx) queryColumns(ctx context.Context, columns, tail string, args ...any) ([]*store.Object, error) {
+	rows, err := t.queryContext(ctx, t.d.rebind(columns+tail), args...)
 	if err != nil {
 		return nil, err
 	}
@@ -309,6 +316,9 @@ func (t *tx) queryOne(ctx context.Context, tail string, args ...any) (*store.Obj
 
 // decodeSet decodes a JSON array of strings into a sorted slice, nil when empty.
 func decodeSet(js string) ([]string, error) {
+	if js == "[]" { // most objects have no keys or no refs
+		return nil, nil
+	}
 	var s []string
 	if err := json.Unmarshal([]byte(js), &s); err != nil || len(s) == 0 {
 		return nil, err
@@ -372,6 +382,9 @@ func (t *tx) List(ctx context.Context, q store.ListQuery) ([]*store.Object, erro
 	if q.Limit > 0 {
 		tail += " LIMIT ?"
 		args = append(args, q.Limit)
+	}
+	if q.DocsOnly {
+		return t.queryColumns(ctx, t.d.docColumns, tail, args...)
 	}
 	return t.query(ctx, tail, args...)
 }
