@@ -171,6 +171,11 @@ func (c *call) writeList(path, member string, q listQuery, items []json.RawMessa
 	}
 	var buf bytes.Buffer
 	memberJSON, _ := encodeJSON(member)
+	size := len(memberJSON) + 2*len(listURI) + 64
+	for _, item := range items {
+		size += len(item) + 1
+	}
+	buf.Grow(size) // one allocation for the whole answer
 	buf.WriteByte('{')
 	buf.Write(memberJSON)
 	buf.WriteString(":[")

@@ -190,6 +190,13 @@ func (s *Store) run(ctx context.Context, db *sql.DB, opts *sql.TxOptions, fn fun
 // every request runs (authentication and GET by ID).
 var hotQueries = []string{getTail, lookupTail, referrersTail}
 
+// pageTails are the tails of List for a page to render without a filter (ListQuery.DocsOnly,
+// after docColumns): the first page and the next ones.
+var pageTails = []string{
+	"WHERE o.account_id = ? AND o.kind = ? AND o.parent_id = ? ORDER BY o.id DESC LIMIT ?",
+	"WHERE o.account_id = ? AND o.kind = ? AND o.parent_id = ? AND o.id < ? ORDER BY o.id DESC LIMIT ?",
+}
+
 const (
 	getTail = "WHERE o.id = ? AND o.kind = ?"
 	// getWithQuery is a whole query, not a tail: three indexed lookups whose objects come
@@ -203,6 +210,19 @@ UNION ALL SELECT o.id, o.kind, o.account_id, o.parent_id, o.doc, o.secret FROM o
 	referrersTail = "JOIN refs r ON r.from_id = o.id WHERE r.to_id = ? ORDER BY r.from_id DESC"
 )
 
+// hotQueryTexts are the texts of the queries Dialect.Prepare keeps prepared.
+func (s *Store) hotQueryTexts() []string {
+	d := &s.dialect
+	queries := []string{d.rebind(getWithQuery)}
+	for _, tail := range hotQueries {
+		queries = append(queries, d.rebind(d.columns+tail))
+	}
+	for _, tail := range pageTails {
+		queries = append(queries, d.rebind(d.docColumns+tail))
+	}
+	return queries
+}
+
 // prepared returns the hot queries prepared on db, preparing them on first use; nil
 // without Dialect.Prepare. database/sql prepares each again on every connection that runs it
 // (once per connection) and Tx.StmtContext reuses that.
@@ -215,13 +235,8 @@ func (s *Store) prepared(ctx context.Context, db *sql.DB) (map[string]*sql.Stmt,
 	if stmts, ok := s.stmts[db]; ok {
 		return stmts, nil
 	}
-	t := &tx{d: &s.dialect}
 	stmts := map[string]*sql.Stmt{}
-	queries := []string{t.d.rebind(getWithQuery)}
-	for _, tail := range hotQueries {
-		queries = append(queries, t.d.rebind(t.columns()+tail))
-	}
-	for _, q := range queries {
+	for _, q := range s.hotQueryTexts() {
 		st, err := db.PrepareContext(ctx, q)
 		if err != nil {
 			for _, st := range stmts {
@@ -363,11 +378,19 @@ func (t *tx) GetWith(ctx context.Context, kind, id string, key store.AccountKey)
 }
 
 func (t *tx) List(ctx context.Context, q store.ListQuery) ([]*store.Object, error) {
+	query, args := t.listSQL(q)
+	return t.queryColumns(ctx, "", query, args...)
+}
+
+// listSQL is the query of List and its arguments.
+func (t *tx) listSQL(q store.ListQuery) (string, []any) {
 	// The kind as a literal (kinds are code's identifiers), so that a plan may pick a
 	// partial index of one kind, as a cached generic plan of "kind = $2" could not.
+	// Where statements stay prepared (SQLite, which has no partial indexes), a page to
+	// render is one of the prepared pageTails, with the kind a parameter.
 	tail := "WHERE o.account_id = ? AND o.kind = " + kindLiteral(q.Kind) + " AND o.parent_id = ?"
 	args := []any{q.AccountID, q.ParentID}
-	if !isIdentifier(q.Kind) {
+	if !isIdentifier(q.Kind) || (t.stmts != nil && q.DocsOnly && q.Where == nil) {
 		tail = "WHERE o.account_id = ? AND o.kind = ? AND o.parent_id = ?"
 		args = []any{q.AccountID, q.Kind, q.ParentID}
 	}
@@ -384,9 +407,9 @@ func (t *tx) List(ctx context.Context, q store.ListQuery) ([]*store.Object, erro
 		args = append(args, q.Limit)
 	}
 	if q.DocsOnly {
-		return t.queryColumns(ctx, t.d.docColumns, tail, args...)
+		return t.d.docColumns + tail, args
 	}
-	return t.query(ctx, tail, args...)
+	return t.columns() + tail, args
 }
 
 // kindLiteral quotes a kind that isIdentifier accepted.
