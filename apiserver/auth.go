@@ -74,7 +74,11 @@ func (c *call) authenticate() error {
 		if !ids.TokenMatches(token, secret.TokenHash) {
 			return forbidden("ERR_203", "The API key token is not valid: it is unknown or was revoked.")
 		}
-		var k api.APIKey
+		// Only the members authentication reads are decoded, here and in principalOf: a
+		// request does not allocate the rest of each document.
+		var k struct {
+			OwnerID string `json:"owner_id"`
+		}
 		if err := json.Unmarshal(key.Doc, &k); err != nil {
 			return err
 		}
@@ -134,7 +138,11 @@ func loadPrincipal(c *call, tx store.Tx, accountID, ownerID string) (principal, 
 // acts as no one (ERR_203).
 func principalOf(accountID string, obj *store.Object) (principal, error) {
 	if obj.Kind == kindUser {
-		var u api.User
+		var u struct {
+			ID    string `json:"id"`
+			Email string `json:"email"`
+			Role  string `json:"role"`
+		}
 		if err := json.Unmarshal(obj.Doc, &u); err != nil {
 			return principal{}, err
 		}
@@ -143,7 +151,11 @@ func principalOf(accountID string, obj *store.Object) (principal, error) {
 	if obj.Kind != kindServiceUser {
 		return principal{}, fmt.Errorf("the API key owner %s is a %s", obj.ID, obj.Kind)
 	}
-	var su api.ServiceUser
+	var su struct {
+		ID     string `json:"id"`
+		Name   string `json:"name"`
+		Active bool   `json:"active"`
+	}
 	if err := json.Unmarshal(obj.Doc, &su); err != nil {
 		return principal{}, err
 	}

@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -146,18 +147,41 @@ func (f *family[T, P, C, U]) handleCreate(c *call) error {
 }
 
 func (f *family[T, P, C, U]) handleGet(c *call) error {
-	var obj P
-	var stored *store.Object
-	err := c.s.opts.Store.Read(c.r.Context(), func(tx store.Tx) (err error) {
-		if obj, stored, err = f.load(c, tx); err != nil {
+	var body json.RawMessage
+	err := c.s.opts.Store.Read(c.r.Context(), func(tx store.Tx) error {
+		stored, err := f.loadStored(c, tx)
+		if err != nil {
 			return err
 		}
-		return f.expanded(c, tx, obj)
+		body, err = f.view(c, tx, stored)
+		return err
 	})
 	if err != nil {
 		return err
 	}
-	return c.writeJSON(http.StatusOK, f.rendered(c, obj, stored.ParentID))
+	c.writeRaw(http.StatusOK, body)
+	return nil
+}
+
+// view is the response body of a stored object. Where the family's response is its stored
+// document with the uri filled in (no render or expand hook, no modules), it is made from the
+// stored bytes (spliceURI); otherwise the document is decoded, expanded and rendered. Both
+// give the same bytes.
+func (f *family[T, P, C, U]) view(c *call, tx store.Tx, o *store.Object) (json.RawMessage, error) {
+	uri := c.s.opts.BaseURL + f.def.PathUnder(o.ParentID) + "/" + o.ID
+	if f.render == nil && f.expand == nil && len(f.modules) == 0 {
+		if body, ok := spliceURI(o.Doc, o.ID, uri); ok {
+			return body, nil
+		}
+	}
+	obj, err := f.decode(o)
+	if err == nil {
+		err = f.expanded(c, tx, obj)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return encodeJSON(f.rendered(c, obj, o.ParentID))
 }
 
 func (f *family[T, P, C, U]) handleList(c *call) error {
@@ -169,18 +193,12 @@ func (f *family[T, P, C, U]) handleList(c *call) error {
 	return c.serveList(q, f.def.Member, func(tx store.Tx) (store.ListQuery, string, error) {
 		parentID, err = f.loadParent(c, tx)
 		return store.ListQuery{Kind: f.kind, AccountID: c.who.accountID, ParentID: parentID}, f.def.PathUnder(parentID), err
-	}, func(tx store.Tx, o *store.Object) (any, error) {
-		obj, err := f.decode(o)
-		if err == nil {
-			err = f.expanded(c, tx, obj)
-		}
-		return f.rendered(c, obj, parentID), err
-	})
+	}, func(tx store.Tx, o *store.Object) (json.RawMessage, error) { return f.view(c, tx, o) })
 }
 
 // serveList answers a list request with one page, in one read transaction: selection gives
-// the store query and the list's path, item renders one object.
-func (c *call) serveList(q listQuery, member string, selection func(tx store.Tx) (store.ListQuery, string, error), item func(tx store.Tx, o *store.Object) (any, error)) error {
+// the store query and the list's path, item gives the JSON of one object.
+func (c *call) serveList(q listQuery, member string, selection func(tx store.Tx) (store.ListQuery, string, error), item func(tx store.Tx, o *store.Object) (json.RawMessage, error)) error {
 	var items []json.RawMessage
 	var lastID, path string
 	var more bool
@@ -197,11 +215,7 @@ func (c *call) serveList(q listQuery, member string, selection func(tx store.Tx)
 		}
 		more = hasMore
 		for _, o := range objs {
-			v, err := item(tx, o)
-			if err != nil {
-				return err
-			}
-			raw, err := encodeJSON(v)
+			raw, err := item(tx, o)
 			if err != nil {
 				return err
 			}
@@ -361,26 +375,33 @@ func (f *family[T, P, C, U]) loadParent(c *call, tx store.Tx) (string, error) {
 }
 
 // load reads the object named by the path's {id} in the caller's account (and under the
-// path's parent). Another account's object, or another parent's, is a plain 404, exactly
-// like a missing one.
+// path's parent) and decodes it.
 func (f *family[T, P, C, U]) load(c *call, tx store.Tx) (P, *store.Object, error) {
-	parentID, err := f.loadParent(c, tx)
-	if err != nil {
-		return nil, nil, err
-	}
-	id := c.r.PathValue("id")
-	if !strings.HasPrefix(id, f.def.Prefix) {
-		return nil, nil, wrongPrefix("id", id, f.def.Prefix)
-	}
-	stored, err := tx.Get(c.r.Context(), f.kind, id)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && (stored.AccountID != c.who.accountID || stored.ParentID != parentID)) {
-		return nil, nil, notFound()
-	}
+	stored, err := f.loadStored(c, tx)
 	if err != nil {
 		return nil, nil, err
 	}
 	obj, err := f.decode(stored)
 	return obj, stored, err
+}
+
+// loadStored reads the object named by the path's {id} in the caller's account (and under
+// the path's parent). Another account's object, or another parent's, is a plain 404, exactly
+// like a missing one.
+func (f *family[T, P, C, U]) loadStored(c *call, tx store.Tx) (*store.Object, error) {
+	parentID, err := f.loadParent(c, tx)
+	if err != nil {
+		return nil, err
+	}
+	id := c.r.PathValue("id")
+	if !strings.HasPrefix(id, f.def.Prefix) {
+		return nil, wrongPrefix("id", id, f.def.Prefix)
+	}
+	stored, err := tx.Get(c.r.Context(), f.kind, id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && (stored.AccountID != c.who.accountID || stored.ParentID != parentID)) {
+		return nil, notFound()
+	}
+	return stored, err
 }
 
 func (f *family[T, P, C, U]) decode(o *store.Object) (P, error) {
@@ -444,4 +465,33 @@ func deref(p *string) string {
 		return ""
 	}
 	return *p
+}
+
+// spliceURI returns a stored document, which begins {"id":<id>,"uri":"" (record stores the
+// wire form with an empty uri), with uri filled in: the bytes json.Marshal of the decoded
+// object would give, without decoding it. It declines (false) a document of another shape and
+// one holding a \u escape, since the response encoder spells some of those differently
+// (record's json.Marshal writes <, > and & as \u003c…, encodeJSON does not).
+func spliceURI(doc []byte, id, uri string) ([]byte, bool) {
+	const idKey, uriKey = `{"id":"`, `","uri":""`
+	n := len(idKey) + len(id) + len(uriKey)
+	if len(doc) < n || string(doc[:len(idKey)]) != idKey || string(doc[len(idKey):len(idKey)+len(id)]) != id ||
+		string(doc[len(idKey)+len(id):n]) != uriKey || !plainJSONString(id) || !plainJSONString(uri) ||
+		bytes.Contains(doc, []byte(`\u`)) {
+		return nil, false
+	}
+	out := make([]byte, 0, len(doc)+len(uri))
+	out = append(out, doc[:n-1]...) // up to the opening quote of the empty uri
+	out = append(out, uri...)
+	return append(out, doc[n-1:]...), true
+}
+
+// plainJSONString reports whether s is written in JSON as itself between quotes.
+func plainJSONString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if b := s[i]; b < 0x20 || b > 0x7e || b == '"' || b == '\\' {
+			return false
+		}
+	}
+	return true
 }

@@ -88,7 +88,7 @@ func (c *call) parseListQuery(prefix string, fields filter.Fields, extra ...stri
 // selected, read in batches until the page is full. It always looks one match ahead so that
 // next_page_uri is null exactly on the last page.
 func (q listQuery) page(c *call, tx store.Tx, sq store.ListQuery) (items []*store.Object, more bool, err error) {
-	sq.BeforeID = q.beforeID
+	sq.BeforeID, sq.DocsOnly = q.beforeID, true // a page is only rendered
 	// One instant for the whole page, in the database and here.
 	r := residue{match: q.match, now: time.Now()}
 	if q.filter != nil {
@@ -171,6 +171,11 @@ func (c *call) writeList(path, member string, q listQuery, items []json.RawMessa
 	}
 	var buf bytes.Buffer
 	memberJSON, _ := encodeJSON(member)
+	size := len(memberJSON) + 2*len(listURI) + 64
+	for _, item := range items {
+		size += len(item) + 1
+	}
+	buf.Grow(size) // one allocation for the whole answer
 	buf.WriteByte('{')
 	buf.Write(memberJSON)
 	buf.WriteString(":[")

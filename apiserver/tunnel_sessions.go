@@ -42,7 +42,13 @@ func (v *view[T]) handleList(c *call) error {
 	}
 	return c.serveList(q, v.def.Member, func(tx store.Tx) (store.ListQuery, string, error) {
 		return store.ListQuery{Kind: v.kind, AccountID: c.who.accountID}, v.def.Path, nil
-	}, func(tx store.Tx, o *store.Object) (any, error) { return v.rendered(c, tx, o) })
+	}, func(tx store.Tx, o *store.Object) (json.RawMessage, error) {
+		out, err := v.rendered(c, tx, o)
+		if err != nil {
+			return nil, err
+		}
+		return encodeJSON(out)
+	})
 }
 
 func (v *view[T]) handleGet(c *call) error {

@@ -39,6 +39,9 @@ type ListQuery struct {
 	BeforeID  string // only IDs lower than this one; "" for no bound
 	Limit     int    // at most this many; 0 for no limit
 	Where     *Cond  // only the objects whose document meets it; nil for all
+	// DocsOnly: the objects come without their UniqueKeys and Refs, which a page that is
+	// only rendered never reads (they cost two lookups per object).
+	DocsOnly bool
 }
 
 // Store is a transactional object store.

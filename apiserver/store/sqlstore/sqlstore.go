@@ -50,8 +50,9 @@ type Dialect struct {
 	// Schema is the version of the newest migration the binary applies (goose's numbering);
 	// Ready checks that the database has it.
 	Schema int64
-	// columns is the select list of tx.query, built once by New.
-	columns string
+	// columns is the select list of tx.query, built once by New; docColumns the same
+	// without keys and refs (ListQuery.DocsOnly).
+	columns, docColumns string
 	// Prepare keeps the hot queries (an object by ID, by unique key, its referrers) prepared
 	// on every connection, for a driver that would otherwise parse each one on every call
 	// (SQLite: parsing was a third of a GET's CPU). pgx caches its statements itself.
@@ -105,6 +106,7 @@ func WithKeys(keys *sealing.Keyring) Option { return func(s *Store) { s.keys = k
 // New returns a Store on already migrated databases.
 func New(write, read *sql.DB, d Dialect, opts ...Option) *Store {
 	d.columns = d.selectColumns()
+	d.docColumns = "SELECT o.id, o.kind, o.account_id, o.parent_id, o.doc, o.secret, '[]', '[]' FROM objects o "
 	s := &Store{write: write, read: read, dialect: d}
 	for _, o := range opts {
 		o(s)
@@ -189,6 +191,13 @@ func (s *Store) run(ctx context.Context, db *sql.DB, opts *sql.TxOptions, fn fun
 // every request runs (authentication and GET by ID).
 var hotQueries = []string{getTail, lookupTail, referrersTail}
 
+// pageTails are the tails of List for a page to render without a filter (ListQuery.DocsOnly,
+// after docColumns): the first page and the next ones.
+var pageTails = []string{
+	"WHERE o.account_id = ? AND o.kind = ? AND o.parent_id = ? ORDER BY o.id DESC LIMIT ?",
+	"WHERE o.account_id = ? AND o.kind = ? AND o.parent_id = ? AND o.id < ? ORDER BY o.id DESC LIMIT ?",
+}
+
 const (
 	getTail = "WHERE o.id = ? AND o.kind = ?"
 	// getWithQuery is a whole query, not a tail: three indexed lookups whose objects come
@@ -202,6 +211,19 @@ UNION ALL SELECT o.id, o.kind, o.account_id, o.parent_id, o.doc, o.secret FROM o
 	referrersTail = "JOIN refs r ON r.from_id = o.id WHERE r.to_id = ? ORDER BY r.from_id DESC"
 )
 
+// hotQueryTexts are the texts of the queries Dialect.Prepare keeps prepared.
+func (s *Store) hotQueryTexts() []string {
+	d := &s.dialect
+	queries := []string{d.rebind(getWithQuery)}
+	for _, tail := range hotQueries {
+		queries = append(queries, d.rebind(d.columns+tail))
+	}
+	for _, tail := range pageTails {
+		queries = append(queries, d.rebind(d.docColumns+tail))
+	}
+	return queries
+}
+
 // prepared returns the hot queries prepared on db, preparing them on first use; nil
 // without Dialect.Prepare. database/sql prepares each again on every connection that runs it
 // (once per connection) and Tx.StmtContext reuses that.
@@ -214,13 +236,8 @@ func (s *Store) prepared(ctx context.Context, db *sql.DB) (map[string]*sql.Stmt,
 	if stmts, ok := s.stmts[db]; ok {
 		return stmts, nil
 	}
-	t := &tx{d: &s.dialect}
 	stmts := map[string]*sql.Stmt{}
-	queries := []string{t.d.rebind(getWithQuery)}
-	for _, tail := range hotQueries {
-		queries = append(queries, t.d.rebind(t.columns()+tail))
-	}
-	for _, q := range queries {
+	for _, q := range s.hotQueryTexts() {
 		st, err := db.PrepareContext(ctx, q)
 		if err != nil {
 			for _, st := range stmts {
@@ -272,7 +289,12 @@ func (d *Dialect) selectColumns() string {
 }
 
 func (t *tx) query(ctx context.Context, tail string, args ...any) ([]*store.Object, error) {
-	rows, err := t.queryContext(ctx, t.d.rebind(t.columns()+tail), args...)
+	return t.queryColumns(ctx, t.columns(), tail, args...)
+}
+
+// queryColumns runs tail after the select list columns (t.d.columns or t.d.docColumns).
+func (t *tx) queryColumns(ctx context.Context, columns, tail string, args ...any) ([]*store.Object, error) {
+	rows, err := t.queryContext(ctx, t.d.rebind(columns+tail), args...)
 	if err != nil {
 		return nil, err
 	}
@@ -324,6 +346,9 @@ func encodeSet(s []string) string {
 
 // decodeSet decodes a JSON array of strings into a sorted slice, nil when empty.
 func decodeSet(js string) ([]string, error) {
+	if js == "[]" { // most objects have no keys or no refs
+		return nil, nil
+	}
 	var s []string
 	if err := json.Unmarshal([]byte(js), &s); err != nil || len(s) == 0 {
 		return nil, err
@@ -368,11 +393,19 @@ func (t *tx) GetWith(ctx context.Context, kind, id string, key store.AccountKey)
 }
 
 func (t *tx) List(ctx context.Context, q store.ListQuery) ([]*store.Object, error) {
+	query, args := t.listSQL(q)
+	return t.queryColumns(ctx, "", query, args...)
+}
+
+// listSQL is the query of List and its arguments.
+func (t *tx) listSQL(q store.ListQuery) (string, []any) {
 	// The kind as a literal (kinds are code's identifiers), so that a plan may pick a
 	// partial index of one kind, as a cached generic plan of "kind = $2" could not.
+	// Where statements stay prepared (SQLite, which has no partial indexes), a page to
+	// render is one of the prepared pageTails, with the kind a parameter.
 	tail := "WHERE o.account_id = ? AND o.kind = " + kindLiteral(q.Kind) + " AND o.parent_id = ?"
 	args := []any{q.AccountID, q.ParentID}
-	if !isIdentifier(q.Kind) {
+	if !isIdentifier(q.Kind) || (t.stmts != nil && q.DocsOnly && q.Where == nil) {
 		tail = "WHERE o.account_id = ? AND o.kind = ? AND o.parent_id = ?"
 		args = []any{q.AccountID, q.Kind, q.ParentID}
 	}
@@ -388,7 +421,10 @@ func (t *tx) List(ctx context.Context, q store.ListQuery) ([]*store.Object, erro
 		tail += " LIMIT ?"
 		args = append(args, q.Limit)
 	}
-	return t.query(ctx, tail, args...)
+	if q.DocsOnly {
+		return t.d.docColumns + tail, args
+	}
+	return t.columns() + tail, args
 }
 
 // kindLiteral quotes a kind that isIdentifier accepted.

@@ -491,6 +491,8 @@ func testList(t *testing.T, s store.Store) {
 	insert(t, s, noise[2:]...)
 	insert(t, s, objs[5:]...)
 	insert(t, s, noise[:2]...)
+	withRefs(withKeys(objs[0], "k:list0"), "t_0050")
+	withKeys(objs[1], "k:list1a", "k:list1b")
 	insert(t, s, objs[:5]...)
 
 	top := store.ListQuery{Kind: kind, AccountID: acct}
@@ -498,6 +500,16 @@ func testList(t *testing.T, s store.Store) {
 	checkIDs(t, "List", got, want...)
 	for i, o := range got {
 		checkObject(t, o, objs[i])
+	}
+	// DocsOnly: the same objects, without their keys and refs.
+	docsOnly := top
+	docsOnly.DocsOnly = true
+	got = list(t, s, docsOnly)
+	checkIDs(t, "List DocsOnly", got, want...)
+	for i, o := range got {
+		bare := *objs[i]
+		bare.UniqueKeys, bare.Refs = nil, nil
+		checkObject(t, o, &bare)
 	}
 	checkIDs(t, "List other kind", list(t, s, store.ListQuery{Kind: kind2, AccountID: acct}), "t_0050")
 	checkIDs(t, "List other account", list(t, s, store.ListQuery{Kind: kind, AccountID: acct2}), "t_0051")
