@@ -13,7 +13,7 @@ import (
 // the statements a preparing dialect keeps prepared, and that elsewhere the kind stays a
 // literal (a plan may then pick a partial index of that kind).
 func TestPagesPrepared(t *testing.T) {
-	s := New(nil, nil, Dialect{JSONArray: "json_group_array(%s)", Prepare: true})
+	s := New(nil, nil, Dialect{Prepare: true})
 	texts := s.hotQueryTexts()
 	stmts := map[string]*sql.Stmt{}
 	for _, q := range texts {
