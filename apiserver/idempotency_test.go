@@ -31,7 +31,9 @@ func (c *tc) stored(kind, accountID string) int {
 	return n
 }
 
-func TestIdempotencyKeyReplaysTheFirstAnswer(t *testing.T) { onEachDatabase(t, testReplaysTheFirstAnswer) }
+func TestIdempotencyKeyReplaysTheFirstAnswer(t *testing.T) {
+	onEachDatabase(t, testReplaysTheFirstAnswer)
+}
 
 func testReplaysTheFirstAnswer(t *testing.T, c *tc) {
 	body := map[string]any{"description": "office"}
