@@ -8,7 +8,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"runtime"
 	"strconv"
+	"sync/atomic"
 	"strings"
 	"testing"
 
@@ -59,8 +61,9 @@ func BenchmarkCreateCredential(b *testing.B) {
 }
 
 // BenchmarkCreateKeyed compares a create carrying an Idempotency-Key (a new key each time,
-// as the provider sends) with a plain one, on each database: their ratio is the cost of the
-// key. go test ./apiserver -run '^$' -bench CreateKeyed
+// as the provider sends) with a plain one, on each database, one at a time and ten at once
+// (terraform's parallelism): their ratio is the cost of the key.
+// go test ./apiserver -run '^$' -bench CreateKeyed
 func BenchmarkCreateKeyed(b *testing.B) {
 	for _, db := range []struct {
 		name string
@@ -71,27 +74,38 @@ func BenchmarkCreateKeyed(b *testing.B) {
 			return postgres.Open(ctx, pgcluster.Database(b), seal)
 		}},
 	} {
-		for _, keyed := range []bool{false, true} {
-			name := db.name + "/plain"
-			if keyed {
-				name = db.name + "/keyed"
-			}
-			b.Run(name, func(b *testing.B) {
-				var srv *apiservertest.Server
-				if db.open == nil {
-					srv = apiservertest.Start(b, apiservertest.NoRateLimit)
-				} else {
-					srv = apiservertest.StartOn(b, db.open, apiservertest.NoRateLimit)
-				}
-				n := 0
-				for b.Loop() {
-					var hdr []string
-					if n++; keyed {
-						hdr = []string{"Idempotency-Key", "bench-" + strconv.Itoa(n)}
+		for _, parallel := range []bool{false, true} {
+			for _, keyed := range []bool{false, true} {
+				name := db.name + map[bool]string{false: "/serial", true: "/parallel10"}[parallel] + map[bool]string{false: "/plain", true: "/keyed"}[keyed]
+				b.Run(name, func(b *testing.B) {
+					var srv *apiservertest.Server
+					if db.open == nil {
+						srv = apiservertest.Start(b, apiservertest.NoRateLimit)
+					} else {
+						srv = apiservertest.StartOn(b, db.open, apiservertest.NoRateLimit)
 					}
-					benchRequest(b, srv, "POST", "/ip_policies", `{"description":"bench"}`, 201, hdr...)
-				}
-			})
+					var n atomic.Int64
+					post := func() {
+						var hdr []string
+						if i := n.Add(1); keyed {
+							hdr = []string{"Idempotency-Key", "bench-" + strconv.FormatInt(i, 10)}
+						}
+						benchRequest(b, srv, "POST", "/ip_policies", `{"description":"bench"}`, 201, hdr...)
+					}
+					if !parallel {
+						for b.Loop() {
+							post()
+						}
+						return
+					}
+					b.SetParallelism(max(1, 10/runtime.GOMAXPROCS(0)))
+					b.RunParallel(func(pb *testing.PB) {
+						for pb.Next() {
+							post()
+						}
+					})
+				})
+			}
 		}
 	}
 }
