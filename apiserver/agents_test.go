@@ -452,6 +452,12 @@ func TestAgentCommands(t *testing.T) {
 	equal(t, "msg", body["msg"], "No update is available.")
 	equal(t, "commands", a.commands(), []string{"restart", "stop", "update"})
 	c.fails(400, "ERR_214", "POST", path+"/stop", map[string]any{"now": true})
+	// With an Idempotency-Key a command (which writes nothing: the key is claimed first)
+	// reaches the agent once; the repeat is the replay.
+	first := c.req("POST", path+"/restart", map[string]any{}, idemHeader, "restart-once")
+	again := c.req("POST", path+"/restart", map[string]any{}, idemHeader, "restart-once")
+	equal(t, "keyed restarts", []any{first.status, first.header.Get("Idempotent-Replayed"), again.status, again.header.Get("Idempotent-Replayed")}, []any{204, "", 204, "true"})
+	equal(t, "commands", a.commands(), []string{"restart", "stop", "update", "restart"})
 
 	// An agent that never answers: 504 ERR_810 after the timeout.
 	mute := connectAgent(t, c.srv.URL, token, func(a *testAgent) {

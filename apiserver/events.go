@@ -232,7 +232,7 @@ func eventSourceRoutes(f *family[api.EventSubscription, *api.EventSubscription, 
 		return f.rendered(c, sub, ""), nil
 	}
 	source := typeOf[api.EventSource]()
-	mux.api("POST "+path, op{in: typeOf[api.EventSourceCreate](), out: source, status: created}, func(c *call) error {
+	mux.api("POST "+path, op{in: typeOf[api.EventSourceCreate](), out: source, status: created, answersInTx: true}, func(c *call) error {
 		var in api.EventSourceCreate
 		if _, err := c.decodeBody(&in); err != nil {
 			return err
@@ -241,7 +241,8 @@ func eventSourceRoutes(f *family[api.EventSubscription, *api.EventSubscription, 
 		if err := rules.EventSourceType(typ); err != nil {
 			return err
 		}
-		w, err := f.modify(c, func(w *write[*api.EventSubscription]) error {
+		var body []byte
+		_, err := f.modify(c, func(w *write[*api.EventSubscription]) (err error) {
 			types := []string{typ}
 			for _, src := range w.obj.Sources {
 				types = append(types, src.Type)
@@ -250,12 +251,18 @@ func eventSourceRoutes(f *family[api.EventSubscription, *api.EventSubscription, 
 				return err
 			}
 			w.obj.Sources = append(w.obj.Sources, api.EventSource{Type: typ})
+			// Answered in the transaction, for an Idempotency-Key's record (call.answer).
+			if body, err = encodeJSON(api.EventSource{Type: typ, URI: sourcesURI(c, w.obj.ID) + "/" + typ}); err != nil {
+				return err
+			}
+			c.answer(http.StatusCreated, body)
 			return nil
 		})
 		if err != nil {
 			return err
 		}
-		return c.writeJSON(http.StatusCreated, api.EventSource{Type: typ, URI: sourcesURI(c, w.obj.ID) + "/" + typ})
+		c.writeRaw(http.StatusCreated, body)
+		return nil
 	})
 	mux.api("GET "+path, op{out: typeOf[api.EventSourceList]()}, func(c *call) error {
 		sub, err := read(c)

@@ -72,7 +72,7 @@ func (f *family[T, P, C, U]) collection() collection {
 // DELETE <path>/{id}/<module> for each module.
 func (f *family[T, P, C, U]) register(s *Server, mux *router) {
 	obj := typeOf[T]()
-	mux.api("POST "+f.def.Path, op{in: typeOf[C](), out: obj, status: created}, f.handleCreate)
+	mux.api("POST "+f.def.Path, op{in: typeOf[C](), out: obj, status: created, answersInTx: true}, f.handleCreate)
 	if !f.def.NoList {
 		mux.api("GET "+f.def.Path, op{out: obj, list: f.def.Member, filter: f.filter != nil}, f.handleList)
 	}
@@ -106,7 +106,8 @@ func (f *family[T, P, C, U]) handleCreate(c *call) error {
 	}
 	obj := P(new(T))
 	id, createdAt := ids.New(f.def.Prefix), api.FormatTime(c.s.opts.Now())
-	var token, parentID string
+	var parentID string
+	var body []byte
 	err = c.s.opts.Store.Write(c.r.Context(), func(tx store.Tx) (err error) {
 		if parentID, err = f.loadParent(c, tx); err != nil {
 			return err
@@ -119,6 +120,7 @@ func (f *family[T, P, C, U]) handleCreate(c *call) error {
 		if err != nil {
 			return err
 		}
+		var token string
 		if f.token {
 			token = ids.NewToken(id)
 			secret = tokenSecret{TokenHash: ids.HashToken(token)}
@@ -135,15 +137,25 @@ func (f *family[T, P, C, U]) handleCreate(c *call) error {
 		if err := f.store(w, tx.Insert); err != nil {
 			return err
 		}
-		return c.emit(tx, f.def, "created", f.rendered(c, obj, parentID))
+		if err := c.emit(tx, f.def, "created", f.rendered(c, obj, parentID)); err != nil {
+			return err
+		}
+		// The answer is made here, in the transaction, so that an Idempotency-Key's
+		// record of it commits with the object (call.answer).
+		if token != "" {
+			any(obj).(interface{ SetToken(string) }).SetToken(token)
+		}
+		if body, err = encodeJSON(obj); err != nil {
+			return err
+		}
+		c.answer(http.StatusCreated, body)
+		return nil
 	})
 	if err != nil {
 		return err
 	}
-	if token != "" {
-		any(obj).(interface{ SetToken(string) }).SetToken(token)
-	}
-	return c.writeJSON(http.StatusCreated, f.rendered(c, obj, parentID))
+	c.writeRaw(http.StatusCreated, body)
+	return nil
 }
 
 func (f *family[T, P, C, U]) handleGet(c *call) error {

@@ -40,14 +40,15 @@ func newTC(t *testing.T, configure ...func(*apiserver.Options)) *tc {
 	return &tc{t: t, srv: srv, token: srv.APIKey}
 }
 
-// onEachDatabase runs test against a fresh server on SQLite and on PostgreSQL, as subtests.
-func onEachDatabase(t *testing.T, test func(t *testing.T, c *tc)) {
-	t.Run("sqlite", func(t *testing.T) { test(t, newTC(t)) })
+// onEachDatabase runs test against a fresh server on SQLite and on PostgreSQL, as subtests;
+// configure may change the servers' options.
+func onEachDatabase(t *testing.T, test func(t *testing.T, c *tc), configure ...func(*apiserver.Options)) {
+	t.Run("sqlite", func(t *testing.T) { test(t, newTC(t, configure...)) })
 	t.Run("postgres", func(t *testing.T) {
 		dsn := pgcluster.Database(t)
 		srv := apiservertest.StartOn(t, func(ctx context.Context, seal sqlstore.Option) (store.Store, error) {
 			return postgres.Open(ctx, dsn, seal)
-		})
+		}, configure...)
 		test(t, &tc{t: t, srv: srv, token: srv.APIKey})
 	})
 }

@@ -21,11 +21,28 @@ import (
 // Idempotent POSTs. A POST with an Idempotency-Key header runs once per account and key: its
 // first answer (status, Content-Type and body) is recorded and replayed, marked with
 // Idempotent-Replayed: true, to every repeat within api.IdempotencyTTL. The record is a store
-// object (kind idempotency_key) holding the key as a unique key, so the claim is made in its
-// own serializable transaction BEFORE the handler runs: of two requests with the same key,
-// on one replica or two sharing a database, exactly one runs; the other is told 409 while it
-// runs. The claim refers to this replica's lease, so a replica that dies mid-request leaves
-// no stuck key: its lease runs out, the sweep deletes the claim, and a retry runs again.
+// object (kind idempotency_key) holding the key as a unique key.
+//
+// Two ways to run one, chosen by the route (op.answersInTx):
+//
+//   - In the handler's transaction (every generic create, and the other POSTs that write
+//     once and give their answer inside that write with call.answer). Each write transaction
+//     of the request first looks the key up (a live record: the request is not run, the
+//     record is replayed) and, when the handler gave its answer in it, inserts the record
+//     beside the handler's own writes (loggedStore.Write calls idempotentWrite). So the
+//     create and its replayable answer commit together or not at all, and a keyed create
+//     costs one write transaction like a plain one. Of two concurrent requests with the
+//     key, the serializable transaction of one fails on the other's record and runs again,
+//     or meets its unique key: either way it replays the winner's answer. An answer given
+//     outside a write (a 4xx before any write, or a write that failed) is recorded in a
+//     transaction of its own afterwards, unless a concurrent request recorded first: then
+//     that one is replayed.
+//   - Claimed before the handler runs (the POSTs that write several times, or not at all but
+//     act elsewhere, like a tunnel session's restart): a pending record is inserted in its
+//     own serializable transaction, so of two requests with the same key exactly one runs
+//     and the other is told 409 while it does; the answer is recorded after. The claim refers
+//     to this replica's lease, so a replica that dies mid-request leaves no stuck key: its
+//     lease runs out, the sweep deletes the claim, and a retry runs again.
 
 const kindIdempotencyKey = "idempotency_key"
 
@@ -76,9 +93,45 @@ func (c *call) idempotencyKey() (string, error) {
 	return key, nil
 }
 
+// keyedRequest is an idempotent POST: its key and fingerprint, and what happened to them.
+type keyedRequest struct {
+	uniqueKey, fingerprint string
+	now                    time.Time
+	// inTx: the handler answers in its write transaction (the first way above); the
+	// following fields serve it. open is set while one of its write transactions runs,
+	// answer is the answer given in it (call.answer), inserted says that its attempt
+	// inserted the record, recorded that a transaction holding the record committed.
+	inTx               bool
+	open               bool
+	answer             *keyedAnswer
+	inserted, recorded bool
+	// taken: the key already had a live record (found, when read in the transaction; nil
+	// when it was inserted by a concurrent request that committed first).
+	taken bool
+	found *store.Object
+}
+
+type keyedAnswer struct {
+	status int
+	body   []byte
+}
+
+// errKeyTaken aborts a write transaction of a keyed request whose key has a record: the
+// request answers with that record instead. It never reaches the client.
+var errKeyTaken = apiErr(http.StatusConflict, "ERR_215", "The %s has an answer already.", api.IdempotencyKeyHeader)
+
 // idempotent runs a POST that carries key at most once, through run (which answers it on c.w),
-// or replays its recorded answer.
-func (c *call) idempotent(key string, run func()) error {
+// or replays its recorded answer. inTx: the handler gives its answer inside its write
+// transaction (call.answer), so the record is written there.
+func (c *call) idempotent(key string, inTx bool, run func()) error {
+	err := c.runIdempotent(key, inTx, run)
+	if e, ok := err.(*api.Error); ok && e.StatusCode == http.StatusConflict {
+		c.w.Header().Set("Retry-After", "1")
+	}
+	return err
+}
+
+func (c *call) runIdempotent(key string, inTx bool, run func()) error {
 	raw, err := io.ReadAll(c.r.Body)
 	if err != nil {
 		return bodyReadError(err)
@@ -89,60 +142,256 @@ func (c *call) idempotent(key string, run func()) error {
 		sum.Write(part)
 		sum.Write([]byte{0})
 	}
-	fingerprint := hex.EncodeToString(sum.Sum(nil))
+	k := &keyedRequest{uniqueKey: idempotencyUniqueKey(c.who.accountID, key), fingerprint: hex.EncodeToString(sum.Sum(nil)), now: c.s.opts.Now(), inTx: inTx}
+	ctx := context.WithoutCancel(c.r.Context()) // a client that hangs up still gets its record
 
-	claimID, replay, err := c.claimIdempotencyKey(key, fingerprint)
-	if err != nil {
-		return err
-	}
-	if replay != nil {
-		c.replay(replay)
-		return nil
+	var claimID string
+	if !inTx {
+		var replay *store.Object
+		if claimID, replay, err = c.claimIdempotencyKey(k); err != nil {
+			return err
+		}
+		if replay != nil {
+			c.replay(replay)
+			return nil
+		}
 	}
 
 	// The handler answers into a buffer, so that the answer is recorded before it is sent.
 	real := c.w
 	buf := &bufferedResponse{header: http.Header{}}
 	c.w = buf
-	ctx := context.WithoutCancel(c.r.Context()) // a client that hangs up still gets its record
+	if inTx {
+		c.keyed = k // loggedStore.Write now runs the request's writes through idempotentWrite
+	}
 	defer func() {
 		if p := recover(); p != nil {
-			c.w = real
-			c.releaseIdempotencyKey(ctx, claimID)
+			c.w, c.keyed = real, nil
+			if claimID != "" {
+				c.releaseIdempotencyKey(ctx, claimID)
+			}
 			panic(p)
 		}
 	}()
 	run()
-	c.w = real
+	c.w, c.keyed = real, nil
 
 	status := buf.status
 	if status == 0 {
 		status = http.StatusOK
 	}
-	if status >= 500 {
+	switch {
+	case k.taken:
+		// The handler's transaction met the key's record: that is the answer.
+		return c.answerTaken(ctx, k)
+	case k.recorded:
+		// Recorded with the handler's write.
+	case status >= 500:
 		// The server failed, not the request: a retry with the same key runs again.
-		c.releaseIdempotencyKey(ctx, claimID)
-	} else if err := c.recordIdempotencyKey(ctx, claimID, fingerprint, status, buf); err != nil {
-		c.log.Error("idempotency key: recording the answer", zap.Error(err))
-		c.releaseIdempotencyKey(ctx, claimID)
+		if claimID != "" {
+			c.releaseIdempotencyKey(ctx, claimID)
+		}
+	case claimID != "":
+		if err := c.recordIdempotencyKey(ctx, claimID, status, buf); err != nil {
+			c.log.Error("idempotency key: recording the answer", zap.Error(err))
+			c.releaseIdempotencyKey(ctx, claimID)
+		}
+	default:
+		if err := c.recordAnswer(ctx, k, status, buf); err != nil {
+			c.log.Error("idempotency key: recording the answer", zap.Error(err))
+		}
+		if k.taken {
+			return c.answerTaken(ctx, k)
+		}
 	}
-	for k, v := range buf.header {
-		real.Header()[k] = v
+	for h, v := range buf.header {
+		real.Header()[h] = v
 	}
 	real.WriteHeader(status)
 	_, _ = real.Write(buf.body.Bytes())
 	return nil
 }
 
-// claimIdempotencyKey inserts the pending record of key in its own transaction, pruning
+// answer gives the answer of a keyed request inside its write transaction (a no-op without
+// a key): it is recorded in that transaction, and sent once it commits. body is exactly
+// what the handler sends, as JSON, so a replay is byte for byte the first answer.
+func (c *call) answer(status int, body []byte) {
+	if k := c.keyed; k != nil && k.open {
+		k.answer = &keyedAnswer{status: status, body: body}
+	}
+}
+
+// idempotentWrite wraps fn, a write transaction of a keyed request answered in its own
+// transaction: it first looks the key up (a live record aborts the transaction with
+// errKeyTaken), and once fn gave the answer (call.answer), inserts the record in the same
+// transaction. loggedStore.Write calls it, and then keyWritten with the result.
+func (c *call) idempotentWrite(ctx context.Context, fn func(store.Tx) error) func(store.Tx) error {
+	k := c.keyed
+	return func(tx store.Tx) error {
+		k.answer, k.inserted, k.taken, k.found = nil, false, false, nil // a retry starts afresh
+		if o, err := c.liveRecord(ctx, tx, k); err != nil {
+			return err
+		} else if o != nil {
+			k.taken, k.found = true, o
+			return errKeyTaken
+		}
+		k.open = true
+		err := fn(tx)
+		k.open = false
+		if err != nil || k.answer == nil {
+			return err
+		}
+		rec, err := c.newRecord(k, k.answer.status, "application/json", k.answer.body)
+		if err != nil {
+			return err
+		}
+		if err := insertRecord(ctx, tx, c.who.accountID, k.now, rec); err != nil {
+			return c.keyRace(k, err)
+		}
+		k.inserted = true
+		return nil
+	}
+}
+
+// keyWritten notes the end of a write transaction wrapped by idempotentWrite.
+func (c *call) keyWritten(err error) {
+	if k := c.keyed; err == nil && k.inserted {
+		k.recorded = true
+	}
+}
+
+// keyRace turns the unique-key conflict of inserting k's record into errKeyTaken: a
+// concurrent request with the key committed its record first.
+func (c *call) keyRace(k *keyedRequest, err error) error {
+	var dup *store.DuplicateError
+	if errors.As(err, &dup) {
+		k.taken = true
+		return errKeyTaken
+	}
+	return err
+}
+
+// liveRecord returns the key's record when it is live. An expired one is deleted: the key
+// is free again.
+func (c *call) liveRecord(ctx context.Context, tx store.Tx, k *keyedRequest) (*store.Object, error) {
+	o, err := tx.Lookup(ctx, k.uniqueKey)
+	if isNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var d idempotencyDoc
+	if err := json.Unmarshal(o.Doc, &d); err != nil {
+		return nil, err
+	}
+	if !k.now.Before(d.CreatedAt.Add(api.IdempotencyTTL)) {
+		// Expired, not yet pruned.
+		return nil, tx.Delete(ctx, o.Kind, o.ID)
+	}
+	return o, nil
+}
+
+// judge returns what a live record o answers a request with fingerprint: nil to replay it,
+// 422 when the key was used for another request, 409 while its request still runs.
+func (c *call) judge(o *store.Object, fingerprint string) error {
+	var d idempotencyDoc
+	if err := json.Unmarshal(o.Doc, &d); err != nil {
+		return err
+	}
+	switch {
+	case d.Fingerprint != fingerprint:
+		return withDetail(apiErr(http.StatusUnprocessableEntity, "ERR_215", "The %s was already used for a request with another method, path or body; use a new key for a new request.", api.IdempotencyKeyHeader), "param", api.IdempotencyKeyHeader)
+	case d.Status == 0:
+		return c.stillRunning()
+	}
+	return nil
+}
+
+// stillRunning is the 409 of a key whose request runs (sent with Retry-After).
+func (c *call) stillRunning() error {
+	return withDetail(apiErr(http.StatusConflict, "ERR_215", "A request with this %s is still being processed; retry once it has been answered.", api.IdempotencyKeyHeader), "param", api.IdempotencyKeyHeader)
+}
+
+// answerTaken answers a request whose key has a record: the one found, or the one a
+// concurrent request committed, read now.
+func (c *call) answerTaken(ctx context.Context, k *keyedRequest) error {
+	o := k.found
+	if o == nil {
+		err := c.s.opts.Store.Read(ctx, func(tx store.Tx) (err error) {
+			o, err = c.liveRecord(ctx, tx, k)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if o == nil {
+			return c.stillRunning() // gone already: a retry runs the request
+		}
+	}
+	if err := c.judge(o, k.fingerprint); err != nil {
+		return err
+	}
+	c.replay(o)
+	return nil
+}
+
+// recordAnswer records, in its own transaction, the answer of a request answered in its
+// transaction that gave its answer outside any write (a 4xx). When a concurrent request
+// recorded first, k is marked taken and nothing is written.
+func (c *call) recordAnswer(ctx context.Context, k *keyedRequest, status int, buf *bufferedResponse) error {
+	rec, err := c.newRecord(k, status, buf.header.Get("Content-Type"), buf.body.Bytes())
+	if err != nil {
+		return err
+	}
+	return c.s.opts.Store.Write(ctx, func(tx store.Tx) error {
+		k.taken, k.found = false, nil
+		if o, err := c.liveRecord(ctx, tx, k); err != nil {
+			return err
+		} else if o != nil {
+			k.taken, k.found = true, o
+			return nil
+		}
+		if err := insertRecord(ctx, tx, c.who.accountID, k.now, rec); err != nil {
+			if err := c.keyRace(k, err); err != errKeyTaken {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// newRecord builds the record of an answer. Its body goes to the secret column: a create
+// that mints a token answers with it, and a secret never sits in a document.
+func (c *call) newRecord(k *keyedRequest, status int, contentType string, body []byte) (*store.Object, error) {
+	doc, err := json.Marshal(idempotencyDoc{Fingerprint: k.fingerprint, CreatedAt: k.now.UTC(), Status: status, ContentType: contentType, ErrorCode: c.errorCode})
+	if err != nil {
+		return nil, err
+	}
+	secret, err := json.Marshal(idempotencySecret{Body: body})
+	if err != nil {
+		return nil, err
+	}
+	return &store.Object{Kind: kindIdempotencyKey, ID: ids.At(ids.IdempotencyKey, k.now), AccountID: c.who.accountID,
+		Doc: doc, Secret: secret, UniqueKeys: []string{k.uniqueKey}}, nil
+}
+
+// insertRecord inserts a record (or a claim), pruning expired records of the account on
+// the way.
+func insertRecord(ctx context.Context, tx store.Tx, accountID string, now time.Time, rec *store.Object) error {
+	if err := pruneIdempotencyKeys(ctx, tx, accountID, now); err != nil {
+		return err
+	}
+	return tx.Insert(ctx, rec)
+}
+
+// claimIdempotencyKey inserts the pending record of k in its own transaction, pruning
 // expired records of the account on the way, and returns its ID. When the key already has
 // a live record, it returns that record to replay, or the error to answer: 422 when the key
 // was used for another request, 409 while its request still runs.
-func (c *call) claimIdempotencyKey(key, fingerprint string) (claimID string, replay *store.Object, err error) {
+func (c *call) claimIdempotencyKey(k *keyedRequest) (claimID string, replay *store.Object, err error) {
 	ctx := c.r.Context()
-	now := c.s.opts.Now()
-	uniqueKey := idempotencyUniqueKey(c.who.accountID, key)
-	doc, err := json.Marshal(idempotencyDoc{Fingerprint: fingerprint, CreatedAt: now.UTC()})
+	doc, err := json.Marshal(idempotencyDoc{Fingerprint: k.fingerprint, CreatedAt: k.now.UTC()})
 	if err != nil {
 		return "", nil, err
 	}
@@ -150,54 +399,30 @@ func (c *call) claimIdempotencyKey(key, fingerprint string) (claimID string, rep
 	var refused error
 	err = c.s.opts.Store.Write(ctx, func(tx store.Tx) error {
 		claimID, replay, refused = "", nil, nil
-		if err := pruneIdempotencyKeys(ctx, tx, c.who.accountID, now); err != nil {
+		o, err := c.liveRecord(ctx, tx, k)
+		if err != nil {
 			return err
 		}
-		o, err := tx.Lookup(ctx, uniqueKey)
-		switch {
-		case isNotFound(err):
-		case err != nil:
-			return err
-		default:
-			var d idempotencyDoc
-			if err := json.Unmarshal(o.Doc, &d); err != nil {
-				return err
-			}
-			switch {
-			case !now.Before(d.CreatedAt.Add(api.IdempotencyTTL)):
-				// Expired, not yet pruned: the key is free again.
-			case d.Fingerprint != fingerprint:
-				refused = withDetail(apiErr(http.StatusUnprocessableEntity, "ERR_215", "The %s was already used for a request with another method, path or body; use a new key for a new request.", api.IdempotencyKeyHeader), "param", api.IdempotencyKeyHeader)
-				return nil
-			case d.Status != 0:
+		if o != nil {
+			if refused = c.judge(o, k.fingerprint); refused == nil {
 				replay = o
-				return nil
-			default:
-				refused = withDetail(apiErr(http.StatusConflict, "ERR_215", "A request with this %s is still being processed; retry once it has been answered.", api.IdempotencyKeyHeader), "param", api.IdempotencyKeyHeader)
-				return nil
 			}
-			if err := tx.Delete(ctx, o.Kind, o.ID); err != nil {
-				return err
-			}
+			return nil
 		}
-		claimID = ids.At(ids.IdempotencyKey, now)
+		claimID = ids.At(ids.IdempotencyKey, k.now)
 		// The ref to this replica's lease: if the replica dies, the sweep of its lease
 		// deletes the claim, so the key does not stay "being processed".
-		return tx.Insert(ctx, &store.Object{Kind: kindIdempotencyKey, ID: claimID, AccountID: c.who.accountID,
-			Doc: doc, UniqueKeys: []string{uniqueKey}, Refs: []string{replica}})
+		return insertRecord(ctx, tx, c.who.accountID, k.now, &store.Object{Kind: kindIdempotencyKey, ID: claimID,
+			AccountID: c.who.accountID, Doc: doc, UniqueKeys: []string{k.uniqueKey}, Refs: []string{replica}})
 	})
 	if err == nil && refused != nil {
-		if ae, ok := refused.(*api.Error); ok && ae.StatusCode == http.StatusConflict {
-			c.w.Header().Set("Retry-After", "1")
-		}
 		err = refused
 	}
 	var dup *store.DuplicateError
 	if errors.As(err, &dup) {
 		// Another request claimed the key between our lookup and insert (a store that
 		// does not retry that as a serialization failure): it runs, this one waits.
-		err = withDetail(apiErr(http.StatusConflict, "ERR_215", "A request with this %s is still being processed; retry once it has been answered.", api.IdempotencyKeyHeader), "param", api.IdempotencyKeyHeader)
-		c.w.Header().Set("Retry-After", "1")
+		err = c.stillRunning()
 	}
 	return claimID, replay, err
 }
@@ -219,7 +444,7 @@ func pruneIdempotencyKeys(ctx context.Context, tx store.Tx, accountID string, no
 }
 
 // recordIdempotencyKey turns the claim into the record of the answer.
-func (c *call) recordIdempotencyKey(ctx context.Context, claimID, fingerprint string, status int, buf *bufferedResponse) error {
+func (c *call) recordIdempotencyKey(ctx context.Context, claimID string, status int, buf *bufferedResponse) error {
 	var d idempotencyDoc
 	secret, err := json.Marshal(idempotencySecret{Body: buf.body.Bytes()})
 	if err != nil {

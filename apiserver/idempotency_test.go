@@ -32,7 +32,10 @@ func (c *tc) stored(kind, accountID string) int {
 }
 
 func TestIdempotencyKeyReplaysTheFirstAnswer(t *testing.T) {
-	c := newTC(t)
+	onEachDatabase(t, testReplaysTheFirstAnswer)
+}
+
+func testReplaysTheFirstAnswer(t *testing.T, c *tc) {
 	body := map[string]any{"description": "office"}
 	first := c.req("POST", "/ip_policies", body, idemHeader, "create-office-1")
 	if first.status != http.StatusCreated || first.header.Get("Idempotent-Replayed") != "" {
@@ -75,8 +78,9 @@ func TestIdempotencyKeyReplaysTheFirstAnswer(t *testing.T) {
 	}
 }
 
-func TestIdempotencyKeyReplaysClientErrors(t *testing.T) {
-	c := newTC(t)
+func TestIdempotencyKeyReplaysClientErrors(t *testing.T) { onEachDatabase(t, testReplaysClientErrors) }
+
+func testReplaysClientErrors(t *testing.T, c *tc) {
 	first := c.fails(http.StatusBadRequest, "ERR_214", "POST", "/ip_policies", map[string]any{"nme": "x"}, idemHeader, "k")
 	again := c.req("POST", "/ip_policies", map[string]any{"nme": "x"}, idemHeader, "k")
 	equal(t, "replayed status", again.status, http.StatusBadRequest)
@@ -85,6 +89,15 @@ func TestIdempotencyKeyReplaysClientErrors(t *testing.T) {
 	// The corrected request is another body: it needs a new key.
 	c.fails(http.StatusUnprocessableEntity, "ERR_215", "POST", "/ip_policies", map[string]any{"name": "x"}, idemHeader, "k")
 	equal(t, "IP policies", c.stored("ip_policy", c.srv.AccountID), 0)
+
+	// A 4xx found in the write transaction (a missing reference) is rolled back with it,
+	// then recorded and replayed like the others.
+	bad := map[string]any{"ip_policy_id": "ipp_2Ajx5GWqUPMFdbJPdrVk8pOL6Ue", "cidr": "10.0.0.0/8", "action": "allow"}
+	first = c.fails(http.StatusBadRequest, "ERR_1414", "POST", "/ip_policy_rules", bad, idemHeader, "missing-ref")
+	again = c.req("POST", "/ip_policy_rules", bad, idemHeader, "missing-ref")
+	equal(t, "replayed", []any{again.status, again.body, again.header.Get("Idempotent-Replayed")}, []any{http.StatusBadRequest, first, "true"})
+	equal(t, "IP policy rules", c.stored("ip_policy_rule", c.srv.AccountID), 0)
+	equal(t, "records", c.stored(apiserver.KindIdempotencyKey, c.srv.AccountID), 2)
 }
 
 func TestIdempotencyKeyChecked(t *testing.T) {
@@ -105,66 +118,76 @@ func TestIdempotencyKeyChecked(t *testing.T) {
 	equal(t, "records", c.stored(apiserver.KindIdempotencyKey, c.srv.AccountID), 1)
 }
 
-// TestIdempotencyKeyConcurrent sends the same POST many times at once: exactly one runs.
+// TestIdempotencyKeyConcurrent sends the same POST many times at once: exactly one creates,
+// the others replay its answer (their transactions meet its record: no 409, which only the
+// POSTs that claim their key first answer).
 func TestIdempotencyKeyConcurrent(t *testing.T) {
-	c := newTC(t)
-	const n = 12
-	statuses := make([]int, n)
-	bodies := make([]string, n)
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			statuses[i], bodies[i] = rawPOST(c, "/ip_policies", `{"description":"once"}`, "same-key")
-		}()
-	}
-	close(start)
-	wg.Wait()
-	equal(t, "IP policies", c.stored("ip_policy", c.srv.AccountID), 1)
-	var created string
-	for i, status := range statuses {
-		switch status {
-		case http.StatusCreated:
-			if created != "" && bodies[i] != created {
-				t.Fatalf("two different answers:\n%s\n%s", created, bodies[i])
-			}
-			created = bodies[i]
-		case http.StatusConflict:
-			if !strings.Contains(bodies[i], `"error_code":"ERR_215"`) || !strings.Contains(bodies[i], "still being processed") {
-				t.Fatalf("409 body %s", bodies[i])
-			}
-		default:
-			t.Fatalf("status %d: %s", status, bodies[i])
+	onEachDatabase(t, func(t *testing.T, c *tc) {
+		const n = 12
+		answers := make([]rawAnswer, n)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				answers[i] = rawPOST(c.srv.URL, c.token, "/ip_policies", `{"description":"once"}`, "same-key")
+			}()
 		}
-	}
-	if created == "" {
-		t.Fatal("no request created the policy")
-	}
+		close(start)
+		wg.Wait()
+		equal(t, "IP policies", c.stored("ip_policy", c.srv.AccountID), 1)
+		checkOneCreation(t, answers)
+	})
 }
 
-// rawPOST sends a POST from any goroutine (no t.Fatal) and returns its status and body.
-func rawPOST(c *tc, path, body, key string) (int, string) {
-	req, _ := http.NewRequest("POST", c.srv.URL+path, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+c.token)
+// checkOneCreation checks that answers are one creation and its replays.
+func checkOneCreation(t *testing.T, answers []rawAnswer) {
+	t.Helper()
+	created, replays := "", 0
+	for _, a := range answers {
+		if a.status != http.StatusCreated || (created != "" && a.body != created) {
+			t.Fatalf("answer %d %s, want 201 %s", a.status, a.body, created)
+		}
+		created = a.body
+		if a.replayed == "true" {
+			replays++
+		}
+	}
+	equal(t, "replays", replays, len(answers)-1)
+}
+
+type rawAnswer struct {
+	status         int
+	body, replayed string
+}
+
+// rawPOST sends a keyed POST from any goroutine (no t.Fatal) to the server at base.
+func rawPOST(base, token, path, body, key string) rawAnswer {
+	req, _ := http.NewRequest("POST", base+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Service-Version", "2")
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(idemHeader, key)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return 0, err.Error()
+		return rawAnswer{body: err.Error()}
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(data)
+	return rawAnswer{resp.StatusCode, string(data), resp.Header.Get(idemReplayedHeader)}
 }
+
+const idemReplayedHeader = "Idempotent-Replayed"
 
 func TestIdempotencyKeyExpires(t *testing.T) {
 	var clock testClock
+	onEachDatabase(t, func(t *testing.T, c *tc) { testKeyExpires(t, c, &clock) }, clock.configure)
+}
+
+func testKeyExpires(t *testing.T, c *tc, clock *testClock) {
 	clock.set(time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC))
-	c := newTC(t, clock.configure)
 	after := func(d time.Duration) { clock.set(clock.now().Add(d)) }
 	body := map[string]any{"description": "daily"}
 	a := c.req("POST", "/ip_policies", body, idemHeader, "daily")
@@ -215,8 +238,13 @@ func (tx failingTx) Insert(ctx context.Context, o *store.Object) error {
 // TestIdempotencyKeyReleasedOn5xx: a server failure is not recorded, so a retry runs again.
 func TestIdempotencyKeyReleasedOn5xx(t *testing.T) {
 	var fail atomic.Bool
-	fail.Store(true)
-	c := newTC(t, func(o *apiserver.Options) { o.Store = failingStore{Store: o.Store, kind: "ip_policy", fail: &fail} })
+	onEachDatabase(t, func(t *testing.T, c *tc) {
+		fail.Store(true)
+		testReleasedOn5xx(t, c, &fail)
+	}, func(o *apiserver.Options) { o.Store = failingStore{Store: o.Store, kind: "ip_policy", fail: &fail} })
+}
+
+func testReleasedOn5xx(t *testing.T, c *tc, fail *atomic.Bool) {
 	r := c.req("POST", "/ip_policies", map[string]any{}, idemHeader, "retry-me")
 	equal(t, "status", r.status, http.StatusInternalServerError)
 	equal(t, "records", c.stored(apiserver.KindIdempotencyKey, c.srv.AccountID), 0)
@@ -226,4 +254,78 @@ func TestIdempotencyKeyReleasedOn5xx(t *testing.T) {
 		t.Fatalf("retry: %d %s", r.status, r.raw)
 	}
 	equal(t, "IP policies", c.stored("ip_policy", c.srv.AccountID), 1)
+}
+
+// commitFailingStore fails the commit of the next write transaction that writes the answer
+// of an Idempotency-Key (a record with its secret) while fail is set, once: the
+// transaction is rolled back, as when the database or the process dies at COMMIT.
+type commitFailingStore struct {
+	store.Store
+	fail *atomic.Bool
+}
+
+func (s commitFailingStore) Write(ctx context.Context, fn func(store.Tx) error) error {
+	return s.Store.Write(ctx, func(tx store.Tx) error {
+		watched := &answerWatchTx{Tx: tx}
+		if err := fn(watched); err != nil {
+			return err
+		}
+		if watched.answered && s.fail.CompareAndSwap(true, false) {
+			return errors.New("commit: connection lost")
+		}
+		return nil
+	})
+}
+
+type answerWatchTx struct {
+	store.Tx
+	answered bool
+}
+
+func (tx *answerWatchTx) Insert(ctx context.Context, o *store.Object) error {
+	tx.answered = tx.answered || (o.Kind == apiserver.KindIdempotencyKey && o.Secret != nil)
+	return tx.Tx.Insert(ctx, o)
+}
+
+func (tx *answerWatchTx) Update(ctx context.Context, o *store.Object) error {
+	tx.answered = tx.answered || (o.Kind == apiserver.KindIdempotencyKey && o.Secret != nil)
+	return tx.Tx.Update(ctx, o)
+}
+
+// TestIdempotencyKeyCommitFails: the create and the record of its answer commit together, so
+// a failure at the commit of the record leaves neither, and the retry creates once. (Had the
+// record its own transaction after the create, the create would stay without its record
+// and the retry would create a second object.)
+func TestIdempotencyKeyCommitFails(t *testing.T) {
+	var fail atomic.Bool
+	onEachDatabase(t, func(t *testing.T, c *tc) {
+		fail.Store(true)
+		body := map[string]any{"description": "once"}
+		r := c.req("POST", "/ip_policies", body, idemHeader, "commit-fails")
+		equal(t, "status", r.status, http.StatusInternalServerError)
+		equal(t, "failed once", fail.Load(), false)
+		equal(t, "IP policies after the failed commit", c.stored("ip_policy", c.srv.AccountID), 0)
+		equal(t, "records after the failed commit", c.stored(apiserver.KindIdempotencyKey, c.srv.AccountID), 0)
+
+		retry := c.req("POST", "/ip_policies", body, idemHeader, "commit-fails")
+		equal(t, "retry", []any{retry.status, retry.header.Get(idemReplayedHeader)}, []any{http.StatusCreated, ""})
+		again := c.req("POST", "/ip_policies", body, idemHeader, "commit-fails")
+		equal(t, "replay", []any{again.status, again.raw, again.header.Get(idemReplayedHeader)}, []any{http.StatusCreated, retry.raw, "true"})
+		equal(t, "IP policies", c.stored("ip_policy", c.srv.AccountID), 1)
+	}, func(o *apiserver.Options) { o.Store = commitFailingStore{Store: o.Store, fail: &fail} })
+}
+
+// An event subscription's POST .../sources answers in its write transaction too.
+func TestIdempotencyKeyEventSource(t *testing.T) {
+	c := newTC(t)
+	sub := c.ok(http.StatusCreated, "POST", "/event_subscriptions", map[string]any{"description": "keyed"})
+	path := "/event_subscriptions/" + str(sub["id"]) + "/sources"
+	body := map[string]any{"type": "ip_policy_created.v0"}
+	first := c.req("POST", path, body, idemHeader, "source-once")
+	again := c.req("POST", path, body, idemHeader, "source-once")
+	equal(t, "answers", []any{first.status, first.header.Get(idemReplayedHeader), again.status, again.raw, again.header.Get(idemReplayedHeader)},
+		[]any{http.StatusCreated, "", http.StatusCreated, first.raw, "true"})
+	// Without the key the same POST runs again: the source exists already.
+	c.fails(http.StatusBadRequest, "ERR_5127", "POST", path, body)
+	equal(t, "sources", len(c.ok(http.StatusOK, "GET", path, nil)["sources"].([]any)), 1)
 }

@@ -45,6 +45,9 @@ type call struct {
 	// request join it. held is the response written meanwhile, sent when it ends.
 	readTx store.Tx
 	held   *heldResponse
+	// keyed is the POST's Idempotency-Key while its handler runs, when the handler answers
+	// in its write transaction (idempotency.go): loggedStore.Write records it there.
+	keyed *keyedRequest
 }
 
 // handlerFunc answers a request or returns the error to send.
@@ -135,7 +138,8 @@ func callOf(r *http.Request) *call {
 
 // apiRoute wraps a handler of the public API: version header, authentication, the cap on
 // simultaneous requests, rate limit, body checks, and on POST the Idempotency-Key (idempotency.go).
-func (s *Server) apiRoute(h handlerFunc) http.Handler {
+// o.answersInTx: a POST's handler gives its answer inside its write transaction.
+func (s *Server) apiRoute(o op, h handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c := callOf(r)
 		if err := c.checkVersion(); err != nil {
@@ -143,16 +147,16 @@ func (s *Server) apiRoute(h handlerFunc) http.Handler {
 			return
 		}
 		if r.Method == http.MethodGet || r.Method == http.MethodHead {
-			c.inOneRead(func() { c.serveAPI(h) })
+			c.inOneRead(func() { c.serveAPI(h, false) })
 			return
 		}
-		c.serveAPI(h)
+		c.serveAPI(h, o.answersInTx)
 	})
 }
 
 // serveAPI authenticates the request, applies the cap on simultaneous requests, the rate
-// limit and the body checks, and runs h.
-func (c *call) serveAPI(h handlerFunc) {
+// limit and the body checks, and runs h (answersInTx: see op).
+func (c *call) serveAPI(h handlerFunc, answersInTx bool) {
 	r := c.r
 	if err := c.authenticate(); err != nil {
 		c.writeError(err)
@@ -191,7 +195,7 @@ func (c *call) serveAPI(h handlerFunc) {
 	}
 	key, err := c.idempotencyKey()
 	if err == nil && key != "" {
-		err = c.idempotent(key, run)
+		err = c.idempotent(key, answersInTx, run)
 	} else if err == nil {
 		run()
 	}

@@ -65,3 +65,24 @@ func TestGetIsOneReadTransaction(t *testing.T) {
 	c.ok(204, "DELETE", "/api_keys/"+str(key["id"]), nil)
 	reader.fails(403, "ERR_203", "GET", "/ip_policies/"+str(policy["id"]), nil)
 }
+
+// A create with an Idempotency-Key costs what a plain create costs: one write transaction,
+// which holds the object and the record of its answer, and the same reads. A replay is one
+// write transaction too, which finds the record and writes nothing.
+func TestKeyedCreateIsOneWriteTransaction(t *testing.T) {
+	counting := &countingStore{}
+	onEachDatabase(t, func(t *testing.T, c *tc) {
+		post := func(hdr ...string) (reads, writes int64, r response) {
+			reads, writes = counting.reads.Load(), counting.writes.Load()
+			r = c.req("POST", "/ip_policies", map[string]any{"description": "counted"}, hdr...)
+			return counting.reads.Load() - reads, counting.writes.Load() - writes, r
+		}
+		plainReads, writes, r := post()
+		equal(t, "plain create", []any{r.status, writes}, []any{201, int64(1)})
+		reads, writes, first := post(idemHeader, "counted")
+		equal(t, "keyed create", []any{first.status, reads, writes}, []any{201, plainReads, int64(1)})
+		reads, writes, r = post(idemHeader, "counted")
+		equal(t, "replay", []any{r.status, r.header.Get(idemReplayedHeader), r.raw, reads, writes}, []any{201, "true", first.raw, plainReads, int64(1)})
+		equal(t, "IP policies", c.stored("ip_policy", c.srv.AccountID), 2)
+	}, func(o *apiserver.Options) { counting.Store = o.Store; o.Store = counting })
+}

@@ -48,6 +48,10 @@ type op struct {
 	contentType string
 	// wrapper: the body may also come as the only member of this name (a module's PUT).
 	wrapper string
+	// answersInTx: a POST whose handler writes once and gives its answer inside that write
+	// transaction (call.answer), where its Idempotency-Key record is written too; the other
+	// POSTs claim the key in a transaction of their own first (idempotency.go).
+	answersInTx bool
 }
 
 // routeOp is a route's op and how it authenticates.

@@ -125,7 +125,7 @@ func TestConcurrencySlotFreedOnPanic(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	h := s.outer(s.apiRoute(func(c *call) error { panic("handler bug") }))
+	h := s.outer(s.apiRoute(op{}, func(c *call) error { panic("handler bug") }))
 	for i := range 2 { // the second would be refused with ERR_225 had the first kept its slot
 		r := httptest.NewRequest("GET", "/ip_policies", nil)
 		r.Header.Set("Authorization", "Bearer "+s.BootstrapToken())

@@ -100,7 +100,7 @@ type router struct {
 
 // api registers a route of the public API (apiRoute: version, authentication, rate limit).
 func (r *router) api(pattern string, o op, h handlerFunc) {
-	r.add(pattern, authAPI, o, r.s.apiRoute(h))
+	r.add(pattern, authAPI, o, r.s.apiRoute(o, h))
 }
 
 // admin registers an operator route (adminRoute: the admin token).

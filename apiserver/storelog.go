@@ -29,6 +29,16 @@ func (s loggedStore) Read(ctx context.Context, fn func(store.Tx) error) error {
 }
 
 func (s loggedStore) Write(ctx context.Context, fn func(store.Tx) error) error {
+	if c, ok := ctx.Value(callKey{}).(*call); ok && c.keyed != nil && !c.keyed.recorded {
+		// A keyed POST: its record is written in the same transaction (idempotency.go).
+		err := s.write(ctx, c.idempotentWrite(ctx, fn))
+		c.keyWritten(err)
+		return err
+	}
+	return s.write(ctx, fn)
+}
+
+func (s loggedStore) write(ctx context.Context, fn func(store.Tx) error) error {
 	return s.timed(ctx, "write", func(count func()) error {
 		return s.Store.Write(ctx, func(tx store.Tx) error { count(); return fn(tx) })
 	})
