@@ -188,7 +188,7 @@ func (c *call) claimIdempotencyKey(key, fingerprint string) (claimID string, rep
 	})
 	if err == nil && refused != nil {
 		if ae, ok := refused.(*api.Error); ok && ae.StatusCode == http.StatusConflict {
-			c.w.Header().Set("Retry-After", "1")
+			c.w.Header().Set(retryAfterHeader, "1")
 		}
 		err = refused
 	}
@@ -197,7 +197,7 @@ func (c *call) claimIdempotencyKey(key, fingerprint string) (claimID string, rep
 		// Another request claimed the key between our lookup and insert (a store that
 		// does not retry that as a serialization failure): it runs, this one waits.
 		err = withDetail(apiErr(http.StatusConflict, "ERR_215", "A request with this %s is still being processed; retry once it has been answered.", api.IdempotencyKeyHeader), "param", api.IdempotencyKeyHeader)
-		c.w.Header().Set("Retry-After", "1")
+		c.w.Header().Set(retryAfterHeader, "1")
 	}
 	return claimID, replay, err
 }
