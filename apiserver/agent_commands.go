@@ -104,7 +104,7 @@ func (a *agentConn) command(ctx context.Context, name string) (agentproto.Messag
 	id := ids.New(ids.AgentCommand)
 	ch := make(chan agentproto.Message, 1)
 	a.mu.Lock()
-	a.pending[id] = ch
+	a.pending[id] = pendingCommand{name: name, answer: ch}
 	a.mu.Unlock()
 	defer func() {
 		a.mu.Lock()

@@ -39,9 +39,12 @@ func TestAgentClientEndToEnd(t *testing.T) {
 	// update: this agent has no update channel, and says so.
 	c.fails(400, "ERR_809", "POST", "/tunnel_sessions/"+first+"/update", map[string]any{})
 	// restart: the agent comes back with a new session, and the old one is gone.
+	// The old session is gone with the answer, so the agent, back at once, binds its
+	// hostname again without a refusal.
 	c.ok(204, "POST", "/tunnel_sessions/"+first+"/restart", map[string]any{})
+	c.fails(404, "", "GET", "/tunnel_sessions/"+first, nil)
 	s := agent.WaitFor(t, "a new session", func(s agentclient.State) bool { return s.Ready && s.SessionID != first })
-	apiservertest.WaitUntil(t, "the old session gone", func() bool { return c.req("GET", "/tunnel_sessions/"+first, nil).status == 404 })
+	equal(t, "binds refused after the restart", len(s.Refused), 0)
 	equal(t, "one session listed", c.listIDs("/tunnel_sessions"), []string{s.SessionID})
 	// stop: the agent exits cleanly and its session and tunnels go.
 	c.ok(204, "POST", "/tunnel_sessions/"+s.SessionID+"/stop", map[string]any{})

@@ -182,8 +182,18 @@ type agentConn struct {
 	done         chan struct{}
 	closeOnce    sync.Once
 
+	// rowsGone: the session's rows were deleted by the read loop (endRows), which alone
+	// touches it.
+	rowsGone bool
+
 	mu      sync.Mutex
-	pending map[string]chan agentproto.Message // command ID -> its answer
+	pending map[string]pendingCommand // by command ID
+}
+
+// pendingCommand is a command sent to the agent and not answered yet.
+type pendingCommand struct {
+	name   string
+	answer chan agentproto.Message
 }
 
 // agentConnect serves GET /agent/connect: it authenticates the credential token, upgrades
@@ -214,7 +224,7 @@ func (s *Server) agentConnect(w http.ResponseWriter, r *http.Request) {
 	a := &agentConn{
 		hub: h, ws: ws, credentialID: cred.ID, accountID: cred.AccountID,
 		log:  c.log.With(zap.String("account_id", cred.AccountID), zap.String("credential_id", cred.ID)),
-		done: make(chan struct{}), pending: map[string]chan agentproto.Message{},
+		done: make(chan struct{}), pending: map[string]pendingCommand{},
 	}
 	a.run(clientIP(r, s.opts.TrustedProxies).String())
 }
@@ -338,6 +348,16 @@ func (a *agentConn) finish() {
 	if h.abandoned.Load() {
 		return
 	}
+	a.endRows()
+	a.log.Info("agent disconnected")
+}
+
+// endRows deletes the session, its tunnels and endpoints, once; the read loop calls it.
+func (a *agentConn) endRows() {
+	if a.rowsGone {
+		return
+	}
+	h := a.hub
 	// The hub's context may be cancelled (shutdown): the rows must go all the same.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -348,9 +368,10 @@ func (a *agentConn) finish() {
 	})
 	if err != nil {
 		a.log.Error("agent session cleanup", zap.Error(err))
+		return // finish tries again
 	}
+	a.rowsGone = true
 	h.s.wakeDelivery(delivering)
-	a.log.Info("agent disconnected")
 }
 
 // read reads one message; any message proves the agent alive.
@@ -408,12 +429,23 @@ func (a *agentConn) handle(m agentproto.Message) {
 		}
 	case agentproto.TypeCommandResult:
 		a.mu.Lock()
-		ch := a.pending[m.ID]
+		p, ok := a.pending[m.ID]
 		delete(a.pending, m.ID)
 		a.mu.Unlock()
-		if ch != nil {
-			ch <- m
+		if !ok {
+			return
 		}
+		if m.ErrorCode == "" && m.Error == "" && (p.name == agentproto.CommandRestart || p.name == agentproto.CommandStop) {
+			// The agent closes the socket next and, after a restart, connects again at once
+			// and binds the same hostnames: its old session's tunnels must be gone by then, or
+			// the new binds are refused as taken (ERR_7119). Deleted here, before this loop
+			// reads the agent's close and answers it, the rows are gone before the agent can
+			// reconnect, and before the command's caller hears the answer. The session is
+			// over: the socket closes whether or not the agent closes it.
+			a.endRows()
+			a.close(websocket.StatusNormalClosure, p.name)
+		}
+		p.answer <- m
 	default:
 		_ = a.send(agentproto.Message{Type: agentproto.TypeError, ID: m.ID, ErrorCode: "ERR_215", Error: "Unknown message type " + rules.Quote(m.Type) + "."})
 	}

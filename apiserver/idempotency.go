@@ -126,7 +126,7 @@ var errKeyTaken = apiErr(http.StatusConflict, "ERR_215", "The %s has an answer a
 func (c *call) idempotent(key string, inTx bool, run func()) error {
 	err := c.runIdempotent(key, inTx, run)
 	if e, ok := err.(*api.Error); ok && e.StatusCode == http.StatusConflict {
-		c.w.Header().Set("Retry-After", "1")
+		c.w.Header().Set(retryAfterHeader, "1")
 	}
 	return err
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
+	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
 
 // The OpenAPI 3.1 document of GET /openapi.json is generated, never written by hand: the
@@ -111,7 +112,24 @@ func (g *openAPIGen) document(baseURL string, patterns []string, ops map[string]
 	errorBody := &openapi3.ResponseRef{Value: openapi3.NewResponse().
 		WithDescription("An error (details.md §5.1): error_code is absent on a plain 404; details always holds operation_id, except on the 404 of an unknown path.").
 		WithContent(openapi3.NewContentWithJSONSchemaRef(g.schema(typeOf[api.Error](), false)))}
+	components.Headers = responseHeaders()
 	components.Responses = openapi3.ResponseBodies{"Error": errorBody}
+	// The answers of API-key routes carry the rate-limit headers too, and a 429 Retry-After.
+	apiError := &openapi3.ResponseRef{Value: openapi3.NewResponse().WithDescription(*errorBody.Value.Description).
+		WithContent(errorBody.Value.Content)}
+	rateLimited := &openapi3.ResponseRef{Value: openapi3.NewResponse().
+		WithDescription("Over the account's rate limit (ERR_226) or its cap on simultaneous requests (ERR_225); Retry-After says when to try again.").
+		WithContent(errorBody.Value.Content)}
+	conflict := &openapi3.ResponseRef{Value: openapi3.NewResponse().
+		WithDescription("A conflict; a POST whose Idempotency-Key is still being processed has Retry-After.").
+		WithContent(errorBody.Value.Content)}
+	errorBody.Value.Headers = headerRefs(hdrOperationID)
+	apiError.Value.Headers = headerRefs(hdrOperationID, hdrRateLimit, hdrRateRemaining, hdrRateReset)
+	rateLimited.Value.Headers = headerRefs(hdrOperationID, hdrRateLimit, hdrRateRemaining, hdrRateReset, hdrRetryAfter)
+	conflict.Value.Headers = headerRefs(hdrOperationID, hdrRateLimit, hdrRateRemaining, hdrRateReset, hdrRetryAfter)
+	components.Responses["APIError"] = apiError
+	components.Responses["RateLimited"] = rateLimited
+	components.Responses["IdempotencyConflict"] = conflict
 	doc := &openapi3.T{
 		OpenAPI: "3.1.0",
 		Info: &openapi3.Info{
@@ -229,19 +247,90 @@ func (g *openAPIGen) operation(method, path string, ro routeOp) *openapi3.Operat
 		case ro.out != nil:
 			resp.WithContent(openapi3.NewContentWithJSONSchemaRef(g.schema(ro.out, false)))
 		}
+		resp.Headers = headerRefs(successHeaders(method, ro.auth)...)
 		o.Responses.Set(strconv.Itoa(st), &openapi3.ResponseRef{Value: resp})
 	}
 	// Every error has the one error body; these are the statuses the checks before the
 	// handler send (version, body, authentication, rate limit) and the unknown ID.
 	errs := map[authKind][]int{authAPI: {400, 403, 404, 429}, authAdmin: {400, 403, 404}, authAgent: {400, 403}}[ro.auth]
+	if ro.auth == authAPI && method == http.MethodPost {
+		errs = append(errs, http.StatusConflict)
+	}
 	for _, st := range append(slices.Clone(errs), 0) {
-		code := "default"
+		code, ref := "default", "Error"
 		if st != 0 {
 			code = strconv.Itoa(st)
 		}
-		o.Responses.Set(code, &openapi3.ResponseRef{Ref: "#/components/responses/Error"})
+		if ro.auth == authAPI {
+			ref = map[int]string{http.StatusTooManyRequests: "RateLimited", http.StatusConflict: "IdempotencyConflict"}[st]
+			if ref == "" {
+				ref = "APIError"
+			}
+		}
+		o.Responses.Set(code, &openapi3.ResponseRef{Ref: "#/components/responses/" + ref})
 	}
 	return o
+}
+
+// responseHeader is a response header the server sends: its key under components.headers
+// and its wire name (a header object names no header: the map holding it does).
+type responseHeader struct {
+	key, name, description string
+	schema                 func() *openapi3.Schema
+	required               bool
+}
+
+// The response headers. None is required: the rate-limit headers are absent when the limit
+// is off (--rate-limit -1), and the operation ID is outer's, not the handler's.
+var (
+	hdrOperationID   = responseHeader{"OperationId", api.OperationIDHeader, "The operation's ID, also in an error's details.", openapi3.NewStringSchema, false}
+	hdrRateLimit     = responseHeader{"RateLimitLimit", rateLimitHeader, "The account's requests per 60 seconds.", seconds, false}
+	hdrRateRemaining = responseHeader{"RateLimitRemaining", rateRemainingHeader, "The requests left in the account's allowance.", seconds, false}
+	hdrRateReset     = responseHeader{"RateLimitReset", rateResetHeader, "Seconds until the allowance is whole again.", seconds, false}
+	hdrRetryAfter    = responseHeader{"RetryAfter", retryAfterHeader, "Seconds to wait before retrying.", seconds, false}
+	hdrReplayed      = responseHeader{"IdempotentReplayed", api.IdempotentReplayedHeader, "The answer is the replay of the first request with the same Idempotency-Key.", func() *openapi3.Schema {
+		s := openapi3.NewStringSchema()
+		s.Enum = []any{"true"}
+		return s
+	}, false}
+	allResponseHeaders = []responseHeader{hdrOperationID, hdrRateLimit, hdrRateRemaining, hdrRateReset, hdrRetryAfter, hdrReplayed}
+)
+
+// seconds is a whole non-negative number (a count or seconds).
+func seconds() *openapi3.Schema { return openapi3.NewIntegerSchema().WithMin(0) }
+
+func (h responseHeader) header() *openapi3.Header {
+	return &openapi3.Header{Parameter: openapi3.Parameter{Description: h.description, Schema: h.schema().NewRef(), Required: h.required}}
+}
+
+// responseHeaders are components.headers.
+func responseHeaders() openapi3.Headers {
+	out := openapi3.Headers{}
+	for _, h := range allResponseHeaders {
+		out[h.key] = &openapi3.HeaderRef{Value: h.header()}
+	}
+	return out
+}
+
+// successHeaders are the headers of a route's success answers.
+func successHeaders(method string, auth authKind) []responseHeader {
+	out := []responseHeader{hdrOperationID}
+	if auth == authAPI {
+		out = append(out, hdrRateLimit, hdrRateRemaining, hdrRateReset)
+		if method == http.MethodPost {
+			out = append(out, hdrReplayed)
+		}
+	}
+	return out
+}
+
+// headerRefs refers to components.headers, under the headers' wire names.
+func headerRefs(hs ...responseHeader) openapi3.Headers {
+	out := openapi3.Headers{}
+	for _, h := range hs {
+		out[h.name] = &openapi3.HeaderRef{Ref: "#/components/headers/" + h.key, Value: h.header()}
+	}
+	return out
 }
 
 func (g *openAPIGen) param(o *openapi3.Operation, p *openapi3.Parameter) {
@@ -385,14 +474,21 @@ func (g *openAPIGen) component(t reflect.Type, request bool) *openapi3.SchemaRef
 func (g *openAPIGen) object(t reflect.Type, request bool) *openapi3.Schema {
 	s := openapi3.NewObjectSchema()
 	s.AdditionalProperties = openapi3.AdditionalProperties{Has: new(false)}
-	wireFields(t, func(name string, omitempty bool, ft reflect.Type) {
+	wireFields(t, func(name string, omitempty bool, f reflect.StructField) {
+		ft := f.Type
 		member := g.schema(ft, request)
+		if e := f.Tag.Get("enum"); e != "" {
+			member = g.enum(t, name, e, member)
+		}
+		// A request member tagged required is one the server refuses when missing, empty or
+		// null, with the member's "required" error.
+		required := request && f.Tag.Get("required") == "true"
 		// encoding/json writes a nil pointer, slice or map as null unless omitempty drops it.
-		if k := ft.Kind(); request || (!omitempty && (k == reflect.Pointer || k == reflect.Slice || k == reflect.Map)) {
+		if k := ft.Kind(); request && !required || (!request && !omitempty && (k == reflect.Pointer || k == reflect.Slice || k == reflect.Map)) {
 			member = nullable(member)
 		}
 		s.Properties[name] = member
-		if !request && !omitempty {
+		if !request && !omitempty || required {
 			s.Required = append(s.Required, name)
 		}
 	})
@@ -400,7 +496,7 @@ func (g *openAPIGen) object(t reflect.Type, request bool) *openapi3.Schema {
 }
 
 // wireFields calls visit for each JSON member of struct t, in order.
-func wireFields(t reflect.Type, visit func(name string, omitempty bool, ft reflect.Type)) {
+func wireFields(t reflect.Type, visit func(name string, omitempty bool, f reflect.StructField)) {
 	for f := range t.Fields() {
 		tag := f.Tag.Get("json")
 		if tag == "-" {
@@ -424,8 +520,28 @@ func wireFields(t reflect.Type, visit func(name string, omitempty bool, ft refle
 			name = f.Name
 		}
 		omit := slices.ContainsFunc(strings.Split(opts, ","), func(o string) bool { return o == "omitempty" || o == "omitzero" })
-		visit(name, omit, f.Type)
+		visit(name, omit, f)
 	}
+}
+
+// enum closes a string member, or a list of strings' items, to the value set its enum tag
+// names in rules.Enums (the table the server's check uses).
+func (g *openAPIGen) enum(t reflect.Type, member, name string, s *openapi3.SchemaRef) *openapi3.SchemaRef {
+	values, ok := rules.Enums[name]
+	target := s.Value
+	if target != nil && target.Type.Is(openapi3.TypeArray) && target.Items != nil {
+		target = target.Items.Value
+	}
+	if !ok || target == nil || !target.Type.Is(openapi3.TypeString) {
+		if g.err == nil {
+			g.err = fmt.Errorf("%v.%s: the enum %q is not a value set of rules.Enums over a string member", t, member, name)
+		}
+		return s
+	}
+	for _, v := range values {
+		target.Enum = append(target.Enum, v)
+	}
+	return s
 }
 
 // nullable lets a schema be null too: ["string", "null"] for a plain type, anyOf with null
@@ -435,6 +551,9 @@ func nullable(s *openapi3.SchemaRef) *openapi3.SchemaRef {
 		if !s.Value.Type.Includes(openapi3.TypeNull) {
 			types := append(slices.Clone(*s.Value.Type), openapi3.TypeNull)
 			s.Value.Type = &types
+			if s.Value.Enum != nil {
+				s.Value.Enum = append(s.Value.Enum, nil) // enum holds the null too
+			}
 		}
 		return s
 	}

@@ -193,10 +193,23 @@ func checkOpenAPI(t testing.TB, req *http.Request, status int, header http.Heade
 		}
 		return
 	}
+	route := &routers.Route{Spec: doc, Path: path, PathItem: doc.Paths.Value(path), Method: method, Operation: operation}
+	if rb := operation.RequestBody; status < 300 && req.GetBody != nil && rb != nil {
+		// The server accepted the body, so the document must accept it too: a member it
+		// calls required, or a value set it closes, that the server does without is wrong.
+		body, _ := req.GetBody()
+		data, _ := io.ReadAll(body)
+		var v any
+		if len(data) > 0 && json.Unmarshal(data, &v) == nil {
+			if err := rb.Value.Content.Get("application/json").Schema.Value.VisitJSON(v, openapi3.EnableJSONSchema2020()); err != nil {
+				t.Fatalf("%s %s: the server accepted (%d) a body the OpenAPI document refuses (%s %s): %v\n%s", req.Method, req.URL.Path, status, method, path, err, data)
+			}
+		}
+	}
 	input := &openapi3filter.ResponseValidationInput{
 		RequestValidationInput: &openapi3filter.RequestValidationInput{
 			Request: req,
-			Route:   &routers.Route{Spec: doc, Path: path, PathItem: doc.Paths.Value(path), Method: method, Operation: operation},
+			Route:   route,
 		},
 		Status:  status,
 		Header:  header,
@@ -263,4 +276,41 @@ var errFatal = errors.New("fatal")
 func (r *fatalRecorder) Fatalf(format string, args ...any) {
 	r.failed, r.msg = true, fmt.Sprintf(format, args...)
 	panic(errFatal)
+}
+
+// TestOpenAPIRequiredMembers shows that the members the document calls required are the
+// server's: a create without them is refused with 400, naming one of them, and changes
+// nothing. Every route whose body has required members is covered.
+func TestOpenAPIRequiredMembers(t *testing.T) {
+	doc, err := openAPI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newTC(t)
+	covered := 0
+	for path, item := range doc.Paths.Map() {
+		o := item.Post
+		if o == nil || o.RequestBody == nil || strings.Contains(path, "{") {
+			continue
+		}
+		required := o.RequestBody.Value.Content.Get("application/json").Schema.Value.Required
+		if len(required) == 0 {
+			continue
+		}
+		covered++
+		r := c.req("POST", path, map[string]any{})
+		details, _ := r.body["details"].(map[string]any)
+		if r.status != 400 || !slices.Contains(required, str(details["param"])) {
+			t.Errorf("POST %s {}: %d %s, want 400 naming one of %v", path, r.status, r.raw, required)
+		}
+		list := c.ok(200, "GET", path, nil)
+		for member, v := range list {
+			if items, ok := v.([]any); ok && len(items) != 0 {
+				t.Errorf("GET %s after the refused create: %d %s", path, len(items), member)
+			}
+		}
+	}
+	if covered == 0 {
+		t.Fatal("no create has required members")
+	}
 }

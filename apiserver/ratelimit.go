@@ -169,6 +169,14 @@ func (m *memoryBuckets) Take(_ context.Context, key string, want int, b store.Bu
 // long is never early.
 func ceilSeconds(d time.Duration) int { return int(math.Ceil(d.Seconds())) }
 
+// The rate limit's response headers (and the OpenAPI document's).
+const (
+	rateLimitHeader     = "X-RateLimit-Limit"
+	rateRemainingHeader = "X-RateLimit-Remaining"
+	rateResetHeader     = "X-RateLimit-Reset"
+	retryAfterHeader    = "Retry-After"
+)
+
 // checkRateLimit takes the request from the caller's account's allowance. Every answer
 // carries X-RateLimit-Limit (requests per 60 s), X-RateLimit-Remaining and X-RateLimit-Reset
 // (seconds until the allowance is whole again); over the allowance it is 429 ERR_226 with
@@ -180,14 +188,14 @@ func (c *call) checkRateLimit() error {
 	}
 	d := l.allow(c.r.Context(), c.who.accountID, c.s.opts.Now())
 	h := c.w.Header()
-	h.Set("X-RateLimit-Limit", strconv.Itoa(l.perMinute))
-	h.Set("X-RateLimit-Remaining", strconv.Itoa(d.remaining))
-	h.Set("X-RateLimit-Reset", strconv.Itoa(ceilSeconds(d.reset)))
+	h.Set(rateLimitHeader, strconv.Itoa(l.perMinute))
+	h.Set(rateRemainingHeader, strconv.Itoa(d.remaining))
+	h.Set(rateResetHeader, strconv.Itoa(ceilSeconds(d.reset)))
 	if d.allowed {
 		return nil
 	}
 	secs := ceilSeconds(d.retryAfter)
-	h.Set("Retry-After", strconv.Itoa(secs))
+	h.Set(retryAfterHeader, strconv.Itoa(secs))
 	return apiErr(http.StatusTooManyRequests, "ERR_226", "Rate limit exceeded: at most %d requests per 60 seconds per account. Retry in %d seconds.", l.perMinute, secs)
 }
 
@@ -235,7 +243,7 @@ func (c *call) enterConcurrencyCap() (leave func(), err error) {
 	}
 	account := c.who.accountID
 	if !cc.enter(account) {
-		c.w.Header().Set("Retry-After", "1")
+		c.w.Header().Set(retryAfterHeader, "1")
 		return nil, apiErr(http.StatusTooManyRequests, "ERR_225", "Too many simultaneous API requests: at most %d at once per account. Retry when one of them has finished.", cc.max)
 	}
 	return func() { cc.leave(account) }, nil

@@ -1,6 +1,7 @@
 package apiserver_test
 
 import (
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptrace"
@@ -77,6 +78,9 @@ func (c *tc) hold(path string) *heldRequest {
 	// Continue that never gives up and sends the body anyway.
 	tr := &http.Transport{ExpectContinueTimeout: time.Hour}
 	c.t.Cleanup(tr.CloseIdleConnections)
+	// A test that fails while holding the request must not leave its handler waiting for the
+	// body: the server's Close would wait for it for ever.
+	c.t.Cleanup(func() { pw.CloseWithError(errors.New("the test ended")) })
 	h := &heldRequest{body: pw, reply: make(chan response, 1)}
 	go func() {
 		resp, err := tr.RoundTrip(req)

@@ -43,7 +43,8 @@ type Endpoints struct {
 // Options configure a Sender.
 type Options struct {
 	Endpoints Endpoints
-	// HTTPClient sends every request; nil means a client with sensible timeouts.
+	// HTTPClient sends every request; nil means a client with sensible timeouts and a
+	// connection pool of its own.
 	HTTPClient *http.Client
 	// RoleCredentials are the server's own AWS credentials, with which it assumes the
 	// role_arn of role auth; nil means the SDK's default chain (environment, shared
@@ -62,7 +63,10 @@ type Sender struct {
 // New returns a Sender.
 func New(opts Options) *Sender {
 	if opts.HTTPClient == nil {
-		opts.HTTPClient = &http.Client{Timeout: 30 * time.Second}
+		// A transport of its own, not http.DefaultTransport: anything in the process may
+		// close that one's idle connections (httptest.Server.Close does), and a call that
+		// picked up such a connection fails with "use of closed network connection".
+		opts.HTTPClient = &http.Client{Timeout: 30 * time.Second, Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	}
 	return &Sender{opts: opts}
 }

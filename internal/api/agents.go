@@ -12,7 +12,7 @@ type TunnelSession struct {
 	IP           string `json:"ip"`
 	Metadata     string `json:"metadata,omitempty"`
 	OS           string `json:"os"`
-	Region       string `json:"region"`
+	Region       string `json:"region" enum:"region"`
 	StartedAt    string `json:"started_at"`
 	Transport    string `json:"transport"`
 }

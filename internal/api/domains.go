@@ -77,14 +77,14 @@ type ReservedAddr struct {
 	Description string `json:"description,omitempty"`
 	Metadata    string `json:"metadata,omitempty"`
 	Addr        string `json:"addr"`
-	Region      string `json:"region"`
+	Region      string `json:"region" enum:"region"`
 }
 
 // ReservedAddrCreate is the body of POST /reserved_addrs.
 type ReservedAddrCreate struct {
 	Description *string `json:"description,omitempty"`
 	Metadata    *string `json:"metadata,omitempty"`
-	Region      *string `json:"region,omitempty"`
+	Region      *string `json:"region,omitempty"` // "" takes the default
 }
 
 // ReservedAddrUpdate is the body of PATCH /reserved_addrs/{id}.

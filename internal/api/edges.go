@@ -81,7 +81,7 @@ type HTTPSEdgeRoute struct {
 	EdgeID                string                     `json:"edge_id"`
 	Description           string                     `json:"description,omitempty"`
 	Metadata              string                     `json:"metadata,omitempty"`
-	MatchType             string                     `json:"match_type"` // exact_path or path_prefix
+	MatchType             string                     `json:"match_type" enum:"match_type"` // exact_path or path_prefix
 	Match                 string                     `json:"match"`
 	Backend               *BackendModule             `json:"backend"`
 	IPRestriction         *IPRestrictionModule       `json:"ip_restriction"`
@@ -106,7 +106,7 @@ type HTTPSEdgeRouteCreate struct {
 	EdgeID                *string                           `json:"edge_id,omitempty"`
 	Description           *string                           `json:"description,omitempty"`
 	Metadata              *string                           `json:"metadata,omitempty"`
-	MatchType             *string                           `json:"match_type,omitempty"`
+	MatchType             *string                           `json:"match_type,omitempty" enum:"match_type"`
 	Match                 *string                           `json:"match,omitempty"`
 	Backend               *BackendModuleRequest             `json:"backend,omitempty"`
 	IPRestriction         *IPRestrictionModuleRequest       `json:"ip_restriction,omitempty"`

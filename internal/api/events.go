@@ -81,8 +81,8 @@ type EventTargetCloudLogsIngestion struct {
 type EventDestinationCreate struct {
 	Description *string      `json:"description,omitempty"`
 	Metadata    *string      `json:"metadata,omitempty"`
-	Format      *string      `json:"format,omitempty"`
-	Target      *EventTarget `json:"target,omitempty"`
+	Format      *string      `json:"format,omitempty" required:"true"`
+	Target      *EventTarget `json:"target,omitempty" required:"true"`
 }
 
 // EventDestinationUpdate is the body of PATCH /event_destinations/{id}: a target replaces the
@@ -108,13 +108,13 @@ type EventSubscription struct {
 // EventSource is one event type of a subscription; its uri is
 // {base}/event_subscriptions/{esb}/sources/{type}.
 type EventSource struct {
-	Type string `json:"type"`
+	Type string `json:"type" enum:"event_type"`
 	URI  string `json:"uri"`
 }
 
 // EventSourceCreate is one source in a request, and the body of POST .../sources.
 type EventSourceCreate struct {
-	Type *string `json:"type,omitempty"`
+	Type *string `json:"type,omitempty" enum:"event_type"`
 }
 
 // EventSourceUpdate is the body of PATCH .../sources/{type}: nothing can change.

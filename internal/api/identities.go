@@ -68,7 +68,7 @@ type SSHCredentialCreate struct {
 	Description *string  `json:"description,omitempty"`
 	Metadata    *string  `json:"metadata,omitempty"`
 	ACL         []string `json:"acl,omitempty"`
-	PublicKey   *string  `json:"public_key,omitempty"`
+	PublicKey   *string  `json:"public_key,omitempty" required:"true"`
 	OwnerID     *string  `json:"owner_id,omitempty"`
 }
 
@@ -88,15 +88,15 @@ type SSHCertificateAuthority struct {
 	Description string `json:"description,omitempty"`
 	Metadata    string `json:"metadata,omitempty"`
 	PublicKey   string `json:"public_key"`
-	KeyType     string `json:"key_type"`
+	KeyType     string `json:"key_type" enum:"ssh_key_type"`
 }
 
 // SSHCertificateAuthorityCreate is the body of POST /ssh_certificate_authorities.
 type SSHCertificateAuthorityCreate struct {
 	Description    *string `json:"description,omitempty"`
 	Metadata       *string `json:"metadata,omitempty"`
-	PrivateKeyType *string `json:"private_key_type,omitempty"`
-	EllipticCurve  *string `json:"elliptic_curve,omitempty"`
+	PrivateKeyType *string `json:"private_key_type,omitempty" enum:"ssh_key_type"`
+	EllipticCurve  *string `json:"elliptic_curve,omitempty" enum:"ssh_elliptic_curve"`
 	KeySize        *int64  `json:"key_size,omitempty"`
 }
 

@@ -27,16 +27,16 @@ type IPPolicyRule struct {
 	Metadata    string `json:"metadata,omitempty"`
 	CIDR        string `json:"cidr"`
 	IPPolicy    Ref    `json:"ip_policy"`
-	Action      string `json:"action"` // allow or deny
+	Action      string `json:"action" enum:"ip_rule_action"` // allow or deny
 }
 
 // IPPolicyRuleCreate is the body of POST /ip_policy_rules.
 type IPPolicyRuleCreate struct {
 	Description *string `json:"description,omitempty"`
 	Metadata    *string `json:"metadata,omitempty"`
-	CIDR        *string `json:"cidr,omitempty"`
-	IPPolicyID  *string `json:"ip_policy_id,omitempty"`
-	Action      *string `json:"action,omitempty"`
+	CIDR        *string `json:"cidr,omitempty" required:"true"`
+	IPPolicyID  *string `json:"ip_policy_id,omitempty" required:"true"`
+	Action      *string `json:"action,omitempty" enum:"ip_rule_action" required:"true"`
 }
 
 // IPPolicyRuleUpdate is the body of PATCH /ip_policy_rules/{id}: the policy and the action
@@ -54,7 +54,7 @@ type IPRestriction struct {
 	Description string `json:"description,omitempty"`
 	Metadata    string `json:"metadata,omitempty"`
 	Enforced    bool   `json:"enforced"`
-	Type        string `json:"type"` // dashboard, api, agent or endpoints
+	Type        string `json:"type" enum:"ip_restriction_type"` // dashboard, api, agent or endpoints
 	IPPolicies  []Ref  `json:"ip_policies"`
 }
 
@@ -63,8 +63,8 @@ type IPRestrictionCreate struct {
 	Description *string  `json:"description,omitempty"`
 	Metadata    *string  `json:"metadata,omitempty"`
 	Enforced    *bool    `json:"enforced,omitempty"`
-	Type        *string  `json:"type,omitempty"`
-	IPPolicyIDs []string `json:"ip_policy_ids,omitempty"`
+	Type        *string  `json:"type,omitempty" enum:"ip_restriction_type" required:"true"`
+	IPPolicyIDs []string `json:"ip_policy_ids,omitempty" required:"true"`
 }
 
 // IPRestrictionUpdate is the body of PATCH /ip_restrictions/{id}; the type cannot change.

@@ -47,15 +47,15 @@ type MutualTLSModuleRequest struct {
 // terminate_at is always "edge" and cannot be set.
 type TLSTerminationModule struct {
 	Enabled     bool    `json:"enabled"`
-	TerminateAt string  `json:"terminate_at"`
-	MinVersion  *string `json:"min_version"`
+	TerminateAt string  `json:"terminate_at" enum:"terminate_at"`
+	MinVersion  *string `json:"min_version" enum:"tls_version"`
 }
 
 // TLSTerminationModuleRequest configures a tls_termination module.
 type TLSTerminationModuleRequest struct {
 	Enabled     *bool   `json:"enabled,omitempty"`
-	TerminateAt *string `json:"terminate_at,omitempty"`
-	MinVersion  *string `json:"min_version,omitempty"`
+	TerminateAt *string `json:"terminate_at,omitempty" enum:"terminate_at"`
+	MinVersion  *string `json:"min_version,omitempty" enum:"tls_version"`
 }
 
 // TrafficPolicyModule holds a traffic policy document (JSON or YAML) as a string.
@@ -261,7 +261,7 @@ type SAMLModule struct {
 	ForceAuthn                   bool     `json:"force_authn"`
 	AllowIdPInitiated            bool     `json:"allow_idp_initiated"`
 	AuthorizedGroups             []string `json:"authorized_groups"`
-	NameIDFormat                 string   `json:"nameid_format"`
+	NameIDFormat                 string   `json:"nameid_format" enum:"saml_nameid_format"`
 	EntityID                     string   `json:"entity_id"`
 	AssertionConsumerServiceURL  string   `json:"assertion_consumer_service_url"`
 	SingleLogoutURL              string   `json:"single_logout_url"`
@@ -277,5 +277,5 @@ type SAMLModuleRequest struct {
 	ForceAuthn        *bool    `json:"force_authn,omitempty"`
 	AllowIdPInitiated *bool    `json:"allow_idp_initiated,omitempty"`
 	AuthorizedGroups  []string `json:"authorized_groups"`
-	NameIDFormat      *string  `json:"nameid_format,omitempty"`
+	NameIDFormat      *string  `json:"nameid_format,omitempty" enum:"saml_nameid_format"`
 }

@@ -9,8 +9,8 @@ type OrchestratorOperator struct {
 	Description     string             `json:"description,omitempty"`
 	Metadata        string             `json:"metadata,omitempty"`
 	Principal       Ref                `json:"principal"`
-	EnabledFeatures []string           `json:"enabled_features"`
-	Region          string             `json:"region"`
+	EnabledFeatures []string           `json:"enabled_features" enum:"operator_feature"` // lowercased; a request takes any case
+	Region          string             `json:"region" enum:"operator_region"`
 	Deployment      OperatorDeployment `json:"deployment"`
 	Binding         OperatorBinding    `json:"binding"`
 }
@@ -46,7 +46,7 @@ type OrchestratorOperatorCreate struct {
 	Description     *string                  `json:"description,omitempty"`
 	Metadata        *string                  `json:"metadata,omitempty"`
 	EnabledFeatures []string                 `json:"enabled_features,omitempty"`
-	Region          *string                  `json:"region,omitempty"`
+	Region          *string                  `json:"region,omitempty" enum:"operator_region"`
 	Deployment      *OperatorDeploymentInput `json:"deployment,omitempty"`
 	Binding         *OperatorBindingInput    `json:"binding,omitempty"`
 }
@@ -58,7 +58,7 @@ type OrchestratorOperatorUpdate struct {
 	Description     *string                  `json:"description,omitempty"`
 	Metadata        *string                  `json:"metadata,omitempty"`
 	EnabledFeatures []string                 `json:"enabled_features"` // [] clears, null keeps
-	Region          *string                  `json:"region,omitempty"`
+	Region          *string                  `json:"region,omitempty" enum:"operator_region"`
 	Deployment      *OperatorDeploymentInput `json:"deployment,omitempty"`
 	Binding         *OperatorBindingInput    `json:"binding,omitempty"`
 }

@@ -220,3 +220,21 @@ func SSHPublicKey(publicKey string) (fingerprint string, err error) {
 	}
 	return ssh.FingerprintSHA256(key), nil
 }
+
+// Enums are the closed value sets of the wire types' string members, by the name their
+// enum struct tag gives (internal/api): the tables the checks above use, so that the
+// OpenAPI document lists what the server accepts and answers.
+var Enums = map[string][]string{
+	"region":              Regions,
+	"ip_rule_action":      IPRuleActions,
+	"ip_restriction_type": IPRestrictionTypes,
+	"match_type":          MatchTypes,
+	"terminate_at":        TerminateAts,
+	"tls_version":         TLSVersions,
+	"saml_nameid_format":  SAMLNameIDFormats,
+	"ssh_key_type":        SSHKeyTypes,
+	"ssh_elliptic_curve":  SSHEllipticCurves,
+	"operator_region":     OperatorRegions,
+	"operator_feature":    OperatorFeatures,
+	"event_type":          EventSourceTypes,
+}
