@@ -42,6 +42,10 @@ type Dialect struct {
 	Retryable func(error) bool
 	// JSON reads the stored documents for the conditions of List.
 	JSON JSON
+	// DocJSONB makes the column doc_jsonb, the document in the database's binary JSON that
+	// JSON reads, from the document as a parameter (SQLite: "jsonb(CAST(? AS TEXT))"); ""
+	// where the database generates the column itself (PostgreSQL).
+	DocJSONB string
 	// TakeTokens is the statement of store.RateBuckets' Take, with the arguments key, want,
 	// the bucket's size, its period in microseconds and now in Unix microseconds; it returns
 	// the tokens taken and left. "" where one process has the database to itself.
@@ -406,9 +410,14 @@ func (t *tx) Count(ctx context.Context, kind, accountID string) (int, error) {
 
 func (t *tx) Insert(ctx context.Context, o *store.Object) error {
 	return t.atomic(ctx, func() error {
-		n, err := t.exec(ctx, `INSERT INTO objects (id, kind, account_id, parent_id, doc, secret)
-			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
-			o.ID, o.Kind, o.AccountID, o.ParentID, o.Doc, t.seal(o))
+		cols, vals := "", ""
+		args := []any{o.ID, o.Kind, o.AccountID, o.ParentID, o.Doc, t.seal(o)}
+		if t.d.DocJSONB != "" {
+			cols, vals = ", doc_jsonb", ", "+t.d.DocJSONB
+			args = append(args, o.Doc)
+		}
+		n, err := t.exec(ctx, `INSERT INTO objects (id, kind, account_id, parent_id, doc, secret`+cols+`)
+			VALUES (?, ?, ?, ?, ?, ?`+vals+`) ON CONFLICT (id) DO NOTHING`, args...)
 		if err != nil {
 			return err
 		}
@@ -421,8 +430,12 @@ func (t *tx) Insert(ctx context.Context, o *store.Object) error {
 
 func (t *tx) Update(ctx context.Context, o *store.Object) error {
 	return t.atomic(ctx, func() error {
-		n, err := t.exec(ctx, "UPDATE objects SET doc = ?, secret = ? WHERE id = ? AND kind = ?",
-			o.Doc, t.seal(o), o.ID, o.Kind)
+		cols, args := "doc = ?, secret = ?", []any{o.Doc, t.seal(o)}
+		if t.d.DocJSONB != "" {
+			cols += ", doc_jsonb = " + t.d.DocJSONB
+			args = append(args, o.Doc)
+		}
+		n, err := t.exec(ctx, "UPDATE objects SET "+cols+" WHERE id = ? AND kind = ?", append(args, o.ID, o.Kind)...)
 		if err != nil {
 			return err
 		}
