@@ -24,7 +24,7 @@ import (
 )
 
 //go:embed migrations/*.sql
-var migrations embed.FS
+var migrationFiles embed.FS
 
 // idleConns is how many idle connections a Store keeps open for reuse.
 const idleConns = 64
@@ -112,17 +112,26 @@ func OpenTraced(ctx context.Context, dsn string, tracer pgx.QueryTracer, opts ..
 
 // migrate brings the database to the newest migration and returns that one's version.
 func migrate(ctx context.Context, db *sql.DB) (int64, error) {
-	fsys, err := fs.Sub(migrations, "migrations")
+	p, err := migrations(db)
 	if err != nil {
 		return 0, err
-	}
-	p, err := goose.NewProvider(goose.DialectPostgres, db, fsys, goose.WithDisableGlobalRegistry(true))
-	if err != nil {
-		return 0, fmt.Errorf("postgres: migrations: %w", err)
 	}
 	if _, err := p.Up(ctx); err != nil {
 		return 0, fmt.Errorf("postgres: migrate: %w", err)
 	}
 	sources := p.ListSources()
 	return sources[len(sources)-1].Version, nil
+}
+
+// migrations are the schema's migrations over db.
+func migrations(db *sql.DB) (*goose.Provider, error) {
+	fsys, err := fs.Sub(migrationFiles, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	p, err := goose.NewProvider(goose.DialectPostgres, db, fsys, goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		return nil, fmt.Errorf("postgres: migrations: %w", err)
+	}
+	return p, nil
 }

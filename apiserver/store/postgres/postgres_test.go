@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"testing"
@@ -80,4 +81,29 @@ func BenchmarkInsert(b *testing.B) {
 
 func TestSealing(t *testing.T) {
 	storetest.Sealing(t, func(t *testing.T) string { return freshDatabase(t) }, Open)
+}
+
+// TestUpgradeDocJSONB: a database with objects from before migration 00007 filters them
+// after it.
+func TestUpgradeDocJSONB(t *testing.T) {
+	dsn := freshDatabase(t)
+	old, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	p, err := migrations(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.UpTo(context.Background(), 6); err != nil {
+		t.Fatal(err)
+	}
+	storetest.DocJSONBUpgrade(t, old, "BYTEA", func() store.Store {
+		s, err := Open(context.Background(), dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
 }

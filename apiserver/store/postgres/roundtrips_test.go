@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"io/fs"
 	"slices"
 	"strings"
 	"sync"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
-	"github.com/pressly/goose/v3"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 )
@@ -118,11 +116,7 @@ func TestObjectSetsMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	old := stdlib.OpenDB(*cfg)
-	fsys, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := goose.NewProvider(goose.DialectPostgres, old, fsys, goose.WithDisableGlobalRegistry(true))
+	p, err := migrations(old)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ import (
 )
 
 //go:embed migrations/*.sql
-var migrations embed.FS
+var migrationFiles embed.FS
 
 // readConns bounds the read pool; every SQLite connection holds its own page cache.
 const readConns = 8
@@ -35,6 +35,7 @@ type Store = sqlstore.Store
 // never needs to run again.
 var dialect = sqlstore.Dialect{
 	JSON:        sqlstore.SQLiteJSON,
+	DocJSONB:    "jsonb(CAST(? AS TEXT))",
 	ReadOptions: sql.TxOptions{ReadOnly: true},
 	Prepare:     true,
 }
@@ -125,17 +126,26 @@ func openDB(path, params string) (*sql.DB, error) {
 
 // migrate brings the database to the newest migration and returns that one's version.
 func migrate(ctx context.Context, db *sql.DB) (int64, error) {
-	fsys, err := fs.Sub(migrations, "migrations")
+	p, err := migrations(db)
 	if err != nil {
 		return 0, err
-	}
-	p, err := goose.NewProvider(goose.DialectSQLite3, db, fsys, goose.WithDisableGlobalRegistry(true))
-	if err != nil {
-		return 0, fmt.Errorf("migrations: %w", err)
 	}
 	if _, err := p.Up(ctx); err != nil {
 		return 0, fmt.Errorf("migrate: %w", err)
 	}
 	sources := p.ListSources()
 	return sources[len(sources)-1].Version, nil
+}
+
+// migrations are the schema's migrations over db.
+func migrations(db *sql.DB) (*goose.Provider, error) {
+	fsys, err := fs.Sub(migrationFiles, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	p, err := goose.NewProvider(goose.DialectSQLite3, db, fsys, goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		return nil, fmt.Errorf("migrations: %w", err)
+	}
+	return p, nil
 }

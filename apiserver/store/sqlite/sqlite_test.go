@@ -292,3 +292,22 @@ func TestOpenNamesThePath(t *testing.T) {
 func TestSealing(t *testing.T) {
 	storetest.Sealing(t, func(t *testing.T) string { return filepath.Join(t.TempDir(), "store.db") }, Open)
 }
+
+// TestUpgradeDocJSONB: a database with objects from before migration 00007 filters them
+// after it.
+func TestUpgradeDocJSONB(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "store.db")
+	old, err := openDB(path, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	p, err := migrations(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.UpTo(context.Background(), 6); err != nil {
+		t.Fatal(err)
+	}
+	storetest.DocJSONBUpgrade(t, old, "BLOB", func() store.Store { return openPath(t, path) })
+}

@@ -43,6 +43,10 @@ type Dialect struct {
 	Retryable func(error) bool
 	// JSON reads the stored documents for the conditions of List.
 	JSON JSON
+	// DocJSONB makes the column doc_jsonb, the document in the database's binary JSON that
+	// JSON reads, from the document as a parameter (SQLite: "jsonb(CAST(? AS TEXT))"); ""
+	// where the database generates the column itself (PostgreSQL).
+	DocJSONB string
 	// TakeTokens is the statement of store.RateBuckets' Take, with the arguments key, want,
 	// the bucket's size, its period in microseconds and now in Unix microseconds; it returns
 	// the tokens taken and left. "" where one process has the database to itself.
@@ -458,9 +462,10 @@ func (t *tx) Count(ctx context.Context, kind, accountID string) (int, error) {
 func (t *tx) Insert(ctx context.Context, o *store.Object) error {
 	keys, refs := encodeSet(o.UniqueKeys), encodeSet(o.Refs)
 	insert := func() error {
-		n, err := t.exec(ctx, `INSERT INTO objects (id, kind, account_id, parent_id, doc, secret, key_set, ref_set)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
-			o.ID, o.Kind, o.AccountID, o.ParentID, o.Doc, t.seal(o), keys, refs)
+		docs, args := t.setDoc(o)
+		n, err := t.exec(ctx, `INSERT INTO objects (id, kind, account_id, parent_id, key_set, ref_set, `+docs.columns+`)
+			VALUES (?, ?, ?, ?, ?, ?, `+docs.values+`) ON CONFLICT (id) DO NOTHING`,
+			append([]any{o.ID, o.Kind, o.AccountID, o.ParentID, keys, refs}, args...)...)
 		if err != nil {
 			return err
 		}
@@ -553,13 +558,28 @@ func (t *tx) insertWith(ctx context.Context, o *store.Object, keys, refs string)
 	return fmt.Errorf("%w: %s", store.ErrExists, o.ID) // taken by a transaction that committed since
 }
 
+// docColumns names the columns that store a document: for an INSERT (columns, values) and an
+// UPDATE (assign).
+type docColumns struct{ columns, values, assign string }
+
+// setDoc is how a write stores o's document and secret, and its arguments: with doc_jsonb
+// where the store writes that copy (SQLite); PostgreSQL generates it.
+func (t *tx) setDoc(o *store.Object) (docColumns, []any) {
+	if t.d.DocJSONB == "" {
+		return docColumns{"doc, secret", "?, ?", "doc = ?, secret = ?"}, []any{o.Doc, t.seal(o)}
+	}
+	return docColumns{"doc, secret, doc_jsonb", "?, ?, " + t.d.DocJSONB, "doc = ?, secret = ?, doc_jsonb = " + t.d.DocJSONB},
+		[]any{o.Doc, t.seal(o), o.Doc}
+}
+
 func (t *tx) Update(ctx context.Context, o *store.Object) error {
 	keys, refs := encodeSet(o.UniqueKeys), encodeSet(o.Refs)
 	// Most updates change neither keys nor refs: then one statement, all or nothing, needs no
 	// savepoint, and reads no keys or refs (under SERIALIZABLE, every read of those indexes
 	// conflicts with the transactions that write them).
-	n, err := t.exec(ctx, "UPDATE objects SET doc = ?, secret = ? WHERE id = ? AND kind = ? AND key_set = ? AND ref_set = ?",
-		o.Doc, t.seal(o), o.ID, o.Kind, keys, refs)
+	docs, args := t.setDoc(o)
+	n, err := t.exec(ctx, "UPDATE objects SET "+docs.assign+" WHERE id = ? AND kind = ? AND key_set = ? AND ref_set = ?",
+		append(args, o.ID, o.Kind, keys, refs)...)
 	if err != nil || n == 1 {
 		return err
 	}
@@ -573,8 +593,8 @@ func (t *tx) Update(ctx context.Context, o *store.Object) error {
 		if err != nil {
 			return err
 		}
-		if _, err := t.exec(ctx, "UPDATE objects SET doc = ?, secret = ?, key_set = ?, ref_set = ? WHERE id = ? AND kind = ?",
-			o.Doc, t.seal(o), keys, refs, o.ID, o.Kind); err != nil {
+		if _, err := t.exec(ctx, "UPDATE objects SET "+docs.assign+", key_set = ?, ref_set = ? WHERE id = ? AND kind = ?",
+			append(args, keys, refs, o.ID, o.Kind)...); err != nil {
 			return err
 		}
 		oldKeys, err := decodeSet(stored.keys)
