@@ -6,12 +6,12 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apiservertest"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 )
 
@@ -125,18 +125,9 @@ func TestIdempotencyKeyConcurrent(t *testing.T) {
 	onEachDatabase(t, func(t *testing.T, c *tc) {
 		const n = 12
 		answers := make([]rawAnswer, n)
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				answers[i] = rawPOST(c.srv.URL, c.token, "/ip_policies", `{"description":"once"}`, "same-key")
-			}()
-		}
-		close(start)
-		wg.Wait()
+		apiservertest.AtOnce(n, func(i int) {
+			answers[i] = rawPOST(c.srv.URL, c.token, "/ip_policies", `{"description":"once"}`, "same-key")
+		})
 		equal(t, "IP policies", c.stored("ip_policy", c.srv.AccountID), 1)
 		checkOneCreation(t, answers)
 	})

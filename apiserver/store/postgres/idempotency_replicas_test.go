@@ -6,10 +6,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apiservertest"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 )
@@ -59,19 +59,10 @@ func TestReplicasIdempotencyKey(t *testing.T) {
 		body, replayed string
 	}
 	answers := make([]answer, n)
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			a := &answers[i]
-			a.status, a.body, a.replayed = post(urls[i%2])
-		}()
-	}
-	close(start)
-	wg.Wait()
+	apiservertest.AtOnce(n, func(i int) {
+		a := &answers[i]
+		a.status, a.body, a.replayed = post(urls[i%2])
+	})
 	var created string
 	replays := 0
 	for _, a := range answers {
