@@ -47,6 +47,19 @@ func newAWSFake(t *testing.T) (*deliverytest.AWS, *delivery.Sender) {
 	})
 }
 
+// readyTarget is the kind's target with static credentials, its log stream (for a log group)
+// created by a first send, so that what a test makes the fake do next hits the put itself.
+func (k awsKind) readyTarget(t *testing.T, sender *delivery.Sender) *api.EventTarget {
+	t.Helper()
+	target := k.target(staticAuth(staticSecret))
+	if k.name == "log_group" {
+		if err := sender.Send(context.Background(), target, events(1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return target
+}
+
 func staticAuth(secret string) *api.AWSAuth {
 	return &api.AWSAuth{Creds: &api.AWSCreds{AccessKeyID: staticKey, SecretAccessKey: secret}}
 }
@@ -291,13 +304,7 @@ func TestAWSPartialFailureIsAnError(t *testing.T) {
 	for _, kind := range awsKinds {
 		t.Run(kind.name, func(t *testing.T) {
 			fake, sender := newAWSFake(t)
-			target := kind.target(staticAuth(staticSecret))
-			if kind.name == "log_group" {
-				// Create the stream first, so that the partial failure hits the events.
-				if err := sender.Send(context.Background(), target, events(1)); err != nil {
-					t.Fatal(err)
-				}
-			}
+			target := kind.readyTarget(t, sender)
 			fake.PartialFailNext(1)
 			err := sender.Send(context.Background(), target, events(3))
 			if err == nil || delivery.IsPermanent(err) {
@@ -480,13 +487,7 @@ func TestAWSDroppedConnectionIsSentOnceMore(t *testing.T) {
 	for _, kind := range awsKinds {
 		t.Run(kind.name, func(t *testing.T) {
 			fake, sender := newAWSFake(t)
-			target := kind.target(staticAuth(staticSecret))
-			if kind.name == "log_group" {
-				// Create the stream first, so that the reset hits the put.
-				if err := sender.Send(context.Background(), target, events(1)); err != nil {
-					t.Fatal(err)
-				}
-			}
+			target := kind.readyTarget(t, sender)
 			before := len(fake.RequestsOf(kind.operation))
 			fake.ResetNext(1)
 			evs := events(2)
