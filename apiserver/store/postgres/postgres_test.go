@@ -83,22 +83,30 @@ func TestSealing(t *testing.T) {
 	storetest.Sealing(t, func(t *testing.T) string { return freshDatabase(t) }, Open)
 }
 
-// TestUpgradeDocJSONB: a database with objects from before migration 00007 filters them
-// after it.
-func TestUpgradeDocJSONB(t *testing.T) {
-	dsn := freshDatabase(t)
+// databaseAt returns a new database migrated up to version only, and a connection to it
+// (closed when the test ends), to test the migrations after it on the rows it holds.
+func databaseAt(t *testing.T, version int64) (dsn string, old *sql.DB) {
+	t.Helper()
+	dsn = freshDatabase(t)
 	old, err := sql.Open("pgx", dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer old.Close()
+	t.Cleanup(func() { old.Close() })
 	p, err := migrations(old)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.UpTo(context.Background(), 6); err != nil {
+	if _, err := p.UpTo(t.Context(), version); err != nil {
 		t.Fatal(err)
 	}
+	return dsn, old
+}
+
+// TestUpgradeDocJSONB: a database with objects from before migration 00007 filters them
+// after it.
+func TestUpgradeDocJSONB(t *testing.T) {
+	dsn, old := databaseAt(t, 6)
 	storetest.DocJSONBUpgrade(t, old, "BYTEA", func() store.Store {
 		s, err := Open(context.Background(), dsn)
 		if err != nil {

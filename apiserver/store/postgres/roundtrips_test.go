@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 )
@@ -110,19 +109,7 @@ func TestRoundTrips(t *testing.T) {
 // in the form the store writes, so that their updates take the one-statement path.
 func TestObjectSetsMigration(t *testing.T) {
 	ctx := t.Context()
-	dsn := freshDatabase(t)
-	cfg, err := pgx.ParseConfig(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := stdlib.OpenDB(*cfg)
-	p, err := migrations(old)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.UpTo(ctx, 5); err != nil {
-		t.Fatal(err)
-	}
+	dsn, old := databaseAt(t, 5)
 	// Keys that JSON escapes, and an order that a locale's collation would change.
 	keys := []string{"b", "B", "a<&>\"\\é", "_z"}
 	for _, q := range []string{
@@ -137,7 +124,7 @@ func TestObjectSetsMigration(t *testing.T) {
 	old.Close()
 	s, trace := openTraced(t, dsn)
 	var got *store.Object
-	if err := s.Read(ctx, func(tx store.Tx) error { got, err = tx.Get(ctx, "x", "x_1"); return err }); err != nil {
+	if err := s.Read(ctx, func(tx store.Tx) (err error) { got, err = tx.Get(ctx, "x", "x_1"); return err }); err != nil {
 		t.Fatal(err)
 	}
 	if want := slices.Sorted(slices.Values(keys)); !slices.Equal(got.UniqueKeys, want) || !slices.Equal(got.Refs, []string{"x_2", "x_3"}) {
@@ -149,7 +136,7 @@ func TestObjectSetsMigration(t *testing.T) {
 		t.Errorf("an update of a migrated object sent %d statements, want 3 (BEGIN, UPDATE, COMMIT):\n%s", len(sent), strings.Join(sent, "\n"))
 	}
 	// x_2 is still held by x_1's ref, through the refs table.
-	err = s.Write(ctx, func(tx store.Tx) error { return tx.Delete(ctx, "x", "x_2") })
+	err := s.Write(ctx, func(tx store.Tx) error { return tx.Delete(ctx, "x", "x_2") })
 	if _, ok := err.(*store.ReferencedError); !ok {
 		t.Errorf("delete of a referenced object: %v", err)
 	}
