@@ -3,7 +3,6 @@ package apiserver_test
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -13,6 +12,7 @@ import (
 	"github.com/warrenhq/terraform-provider-warren/apiserver"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apiservertest"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
+	"github.com/warrenhq/terraform-provider-warren/internal/api"
 )
 
 const idemHeader = "Idempotency-Key"
@@ -124,53 +124,16 @@ func TestIdempotencyKeyChecked(t *testing.T) {
 func TestIdempotencyKeyConcurrent(t *testing.T) {
 	onEachDatabase(t, func(t *testing.T, c *tc) {
 		const n = 12
-		answers := make([]rawAnswer, n)
+		answers := make([]apiservertest.Answer, n)
 		apiservertest.AtOnce(n, func(i int) {
-			answers[i] = rawPOST(c.srv.URL, c.token, "/ip_policies", `{"description":"once"}`, "same-key")
+			answers[i] = apiservertest.KeyedPOST(c.srv.URL, c.token, "/ip_policies", `{"description":"once"}`, "same-key")
 		})
 		equal(t, "IP policies", c.stored("ip_policy", c.srv.AccountID), 1)
-		checkOneCreation(t, answers)
+		apiservertest.CheckOneCreation(t, answers)
 	})
 }
 
-// checkOneCreation checks that answers are one creation and its replays.
-func checkOneCreation(t *testing.T, answers []rawAnswer) {
-	t.Helper()
-	created, replays := "", 0
-	for _, a := range answers {
-		if a.status != http.StatusCreated || (created != "" && a.body != created) {
-			t.Fatalf("answer %d %s, want 201 %s", a.status, a.body, created)
-		}
-		created = a.body
-		if a.replayed == "true" {
-			replays++
-		}
-	}
-	equal(t, "replays", replays, len(answers)-1)
-}
-
-type rawAnswer struct {
-	status         int
-	body, replayed string
-}
-
-// rawPOST sends a keyed POST from any goroutine (no t.Fatal) to the server at base.
-func rawPOST(base, token, path, body, key string) rawAnswer {
-	req, _ := http.NewRequest("POST", base+path, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Service-Version", "2")
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(idemHeader, key)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return rawAnswer{body: err.Error()}
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	return rawAnswer{resp.StatusCode, string(data), resp.Header.Get(idemReplayedHeader)}
-}
-
-const idemReplayedHeader = "Idempotent-Replayed"
+const idemReplayedHeader = api.IdempotentReplayedHeader
 
 func TestIdempotencyKeyExpires(t *testing.T) {
 	var clock testClock

@@ -2,10 +2,8 @@ package postgres
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver"
@@ -39,51 +37,19 @@ func TestReplicasIdempotencyKey(t *testing.T) {
 		t.Cleanup(func() { ts.Close(); srv.Close(); s.Close() })
 		urls = append(urls, ts.URL)
 	}
-	post := func(base string) (int, string, string) {
-		req, _ := http.NewRequest("POST", base+"/ip_policies", strings.NewReader(`{"description":"once"}`))
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("Service-Version", "2")
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Idempotency-Key", "replicated-key")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return 0, err.Error(), ""
-		}
-		defer resp.Body.Close()
-		data, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(data), resp.Header.Get("Idempotent-Replayed")
-	}
 	const n = 8
-	type answer struct {
-		status         int
-		body, replayed string
-	}
-	answers := make([]answer, n)
+	answers := make([]apiservertest.Answer, n)
 	apiservertest.AtOnce(n, func(i int) {
-		a := &answers[i]
-		a.status, a.body, a.replayed = post(urls[i%2])
+		answers[i] = apiservertest.KeyedPOST(urls[i%2], token, "/ip_policies", `{"description":"once"}`, "replicated-key")
 	})
-	var created string
-	replays := 0
-	for _, a := range answers {
-		if a.status != http.StatusCreated || (created != "" && a.body != created) {
-			t.Fatalf("answer %d %s, want 201 %s", a.status, a.body, created)
-		}
-		created = a.body
-		if a.replayed == "true" {
-			replays++
-		}
-	}
-	if replays != n-1 {
-		t.Fatalf("%d replays of %d answers, want all but one", replays, n)
-	}
+	apiservertest.CheckOneCreation(t, answers)
+	created := answers[0].Body
 	// Once the first has been answered, both replicas replay it.
 	for _, base := range urls {
-		status, body, replayed := post(base)
-		if status != http.StatusCreated || replayed != "true" || (created != "" && body != created) {
-			t.Fatalf("replay through %s: %d %q %s", base, status, replayed, body)
+		a := apiservertest.KeyedPOST(base, token, "/ip_policies", `{"description":"once"}`, "replicated-key")
+		if a.Status != http.StatusCreated || a.Replayed != "true" || a.Body != created {
+			t.Fatalf("replay through %s: %d %q %s", base, a.Status, a.Replayed, a.Body)
 		}
-		created = body
 	}
 	var policies int
 	err := db.Read(context.Background(), func(tx store.Tx) error {
