@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"testing"
 	"time"
@@ -15,7 +14,6 @@ import (
 	"github.com/warrenhq/terraform-provider-warren/apiserver"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apiservertest"
 	"github.com/warrenhq/terraform-provider-warren/internal/agentclient"
-	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 )
 
 // replica is one API server on a shared PostgreSQL database.
@@ -28,26 +26,12 @@ type replica struct {
 // startReplicas runs n servers, each with its own connection pool, on one fresh database.
 func startReplicas(t *testing.T, n int, agents apiserver.AgentOptions) []*replica {
 	t.Helper()
-	dsn := freshDatabase(t)
-	token := ids.NewToken(ids.New(ids.APIKey))
+	urls, token, _ := serveReplicas(t, freshDatabase(t), n, func(o *apiserver.Options) {
+		o.Agents, o.RateLimit, o.Events = agents, -1, apiserver.EventOptions{Workers: -1}
+	})
 	var out []*replica
-	for range n {
-		db, err := Open(context.Background(), dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var handler http.Handler
-		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
-		srv, err := apiserver.New(context.Background(), apiserver.Options{
-			Store: db, BaseURL: ts.URL, BootstrapAPIKey: token, Agents: agents, RateLimit: -1,
-			Events: apiserver.EventOptions{Workers: -1},
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		handler = srv
-		t.Cleanup(func() { ts.Close(); srv.Close(); db.Close() })
-		out = append(out, &replica{t: t, url: ts.URL, token: token})
+	for _, url := range urls {
+		out = append(out, &replica{t: t, url: url, token: token})
 	}
 	return out
 }

@@ -3,13 +3,11 @@ package postgres
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apiservertest"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
-	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 )
 
 // TestReplicasIdempotencyKey runs two servers on one PostgreSQL database and sends the same
@@ -17,26 +15,8 @@ import (
 // is created, and every other answer is its replay (the record commits with the create, so
 // a concurrent request's transaction meets it and replays it rather than answering 409).
 func TestReplicasIdempotencyKey(t *testing.T) {
-	dsn := freshDatabase(t)
-	token := ids.NewToken(ids.New(ids.APIKey))
-	var urls []string
-	var db store.Store
-	for range 2 {
-		s, err := Open(context.Background(), dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		db = s
-		var handler http.Handler
-		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
-		srv, err := apiserver.New(context.Background(), apiserver.Options{Store: s, BaseURL: ts.URL, BootstrapAPIKey: token})
-		if err != nil {
-			t.Fatal(err)
-		}
-		handler = srv
-		t.Cleanup(func() { ts.Close(); srv.Close(); s.Close() })
-		urls = append(urls, ts.URL)
-	}
+	urls, token, stores := serveReplicas(t, freshDatabase(t), 2, nil)
+	db := stores[0]
 	const n = 8
 	answers := make([]apiservertest.Answer, n)
 	apiservertest.AtOnce(n, func(i int) {

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"sync"
 	"testing"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
-	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 )
 
 // TestRateBucketsTake: the statement's arithmetic (a new bucket is full, a take never
@@ -123,24 +121,8 @@ func TestReplicasShareRateLimit(t *testing.T) {
 // replicas starts two servers on one new database, their clocks stopped so that the
 // allowance does not refill, and returns their URLs and the bootstrap admin's token.
 func replicas(t *testing.T, rateLimit int) ([]string, string) {
-	dsn := freshDatabase(t)
-	token := ids.NewToken(ids.New(ids.APIKey))
-	var urls []string
-	for range 2 {
-		s, err := Open(context.Background(), dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var handler http.Handler
-		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
-		srv, err := apiserver.New(context.Background(), apiserver.Options{Store: s, BaseURL: ts.URL, BootstrapAPIKey: token,
-			RateLimit: rateLimit, Now: func() time.Time { return time.Unix(1_700_000_000, 0) }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		handler = srv
-		t.Cleanup(func() { ts.Close(); srv.Close(); s.Close() })
-		urls = append(urls, ts.URL)
-	}
+	urls, token, _ := serveReplicas(t, freshDatabase(t), 2, func(o *apiserver.Options) {
+		o.RateLimit, o.Now = rateLimit, func() time.Time { return time.Unix(1_700_000_000, 0) }
+	})
 	return urls, token
 }

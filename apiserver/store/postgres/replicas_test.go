@@ -16,6 +16,36 @@ import (
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 )
 
+// serveReplicas runs n API servers on the database at dsn, each with its own store (its own
+// connection pool) and HTTP listener, all stopped when the test ends; configure sets each
+// one's options beyond the store, base URL and bootstrap key. It returns their base URLs,
+// the bootstrap key's token and their stores.
+func serveReplicas(t *testing.T, dsn string, n int, configure func(*apiserver.Options)) (urls []string, token string, stores []*Store) {
+	t.Helper()
+	token = ids.NewToken(ids.New(ids.APIKey))
+	for range n {
+		db, err := Open(context.Background(), dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var handler http.Handler
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
+		opts := apiserver.Options{Store: db, BaseURL: ts.URL, BootstrapAPIKey: token}
+		if configure != nil {
+			configure(&opts)
+		}
+		srv, err := apiserver.New(context.Background(), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		handler = srv
+		t.Cleanup(func() { ts.Close(); srv.Close(); db.Close() })
+		urls = append(urls, ts.URL)
+		stores = append(stores, db)
+	}
+	return urls, token, stores
+}
+
 // TestReplicasDeliverEachEventOnce runs two servers on one PostgreSQL database, each with its
 // delivery worker, and makes changes through both: the target receives every event once, in
 // the order of the changes.
@@ -23,26 +53,9 @@ func TestReplicasDeliverEachEventOnce(t *testing.T) {
 	dsn := freshDatabase(t)
 	fake := deliverytest.NewAWS(t)
 	fake.AddKey("AKIAREPLICAS", "replica-secret")
-	token := ids.NewToken(ids.New(ids.APIKey))
-	var urls []string
-	for range 2 {
-		db, err := Open(context.Background(), dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var handler http.Handler
-		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
-		srv, err := apiserver.New(context.Background(), apiserver.Options{
-			Store: db, BaseURL: ts.URL, BootstrapAPIKey: token,
-			Events: apiserver.EventOptions{Sender: delivery.New(delivery.Options{Endpoints: fake.Endpoints()}), PollInterval: 10 * time.Millisecond},
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		handler = srv
-		t.Cleanup(func() { ts.Close(); srv.Close(); db.Close() })
-		urls = append(urls, ts.URL)
-	}
+	urls, token, _ := serveReplicas(t, dsn, 2, func(o *apiserver.Options) {
+		o.Events = apiserver.EventOptions{Sender: delivery.New(delivery.Options{Endpoints: fake.Endpoints()}), PollInterval: 10 * time.Millisecond}
+	})
 	call := func(base, path string, body any) string {
 		t.Helper()
 		data, _ := json.Marshal(body)
