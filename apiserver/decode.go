@@ -32,6 +32,41 @@ func (c *call) decodeBody(dst any) (map[string]jsontext.Value, error) {
 	return decodeObject(raw, dst)
 }
 
+// request is a request body decoded for a write transaction, which the store may run more
+// than once (a serialization failure on PostgreSQL). Each attempt gets a copy of its own, so
+// that what a hook changes in its input (a secret moved out of it, a default filled in)
+// cannot change what the next attempt sees: the first attempt takes the body decoded up
+// front, a later one decodes the same bytes again.
+type request[R any] struct {
+	raw     []byte
+	first   *R                        // the first decoding, until an attempt takes it
+	members map[string]jsontext.Value // its raw members, to tell "given" from "omitted"
+}
+
+// decodeRequest reads and decodes the request body strictly, as decodeBody does.
+func decodeRequest[R any](c *call) (*request[R], error) {
+	raw, err := c.readBody()
+	if err != nil {
+		return nil, err
+	}
+	r := &request[R]{raw: raw, first: new(R)}
+	if r.members, err = decodeObject(raw, r.first); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// attempt returns the request, and its raw members, for one attempt of the write transaction.
+func (r *request[R]) attempt() (*R, map[string]jsontext.Value, error) {
+	if in := r.first; in != nil {
+		r.first = nil
+		return in, r.members, nil
+	}
+	in := new(R)
+	members, err := decodeObject(r.raw, in)
+	return in, members, err
+}
+
 // readBody reads the request body; an empty body is {}.
 func (c *call) readBody() ([]byte, error) {
 	raw, err := io.ReadAll(c.r.Body)

@@ -57,6 +57,17 @@ func awsAuth(t *api.EventTarget) *api.AWSAuth {
 	return nil
 }
 
+// copyTarget makes dst a deep copy of the request's target: check moves the secrets out of
+// the destination's target in place, and the request must stay as it was given (a retried
+// write transaction runs the hooks again).
+func copyTarget(dst, src *api.EventTarget) error {
+	data, err := json.Marshal(src)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(data, dst)
+}
+
 // eventDestinations is /event_destinations (details.md §6.15). Create and PATCH leave the
 // secrets in the object; check moves them to the secret column before it is stored. A PATCH
 // target replaces the whole target and must keep its kind (ERR_5108); a secret it leaves
@@ -76,8 +87,8 @@ var eventDestinations = &family[api.EventDestination, *api.EventDestination, api
 		if err := rules.EventTarget(in.Target); err != nil {
 			return nil, err
 		}
-		d.Format, d.Target = *in.Format, *in.Target
-		return nil, nil
+		d.Format = *in.Format
+		return nil, copyTarget(&d.Target, in.Target)
 	},
 	update: func(c *call, tx store.Tx, in *api.EventDestinationUpdate, d *api.EventDestination) error {
 		if err := setText(rules.EventDestinationText, in.Description, in.Metadata, &d.Description, &d.Metadata); err != nil {
@@ -105,15 +116,19 @@ var eventDestinations = &family[api.EventDestination, *api.EventDestination, api
 				return err
 			}
 		}
-		for _, f := range kept.fields(in.Target) {
+		var target api.EventTarget
+		if err := copyTarget(&target, in.Target); err != nil {
+			return err
+		}
+		for _, f := range kept.fields(&target) {
 			if *f.wire == "" {
 				*f.wire = *f.stored
 			}
 		}
-		if err := rules.EventTarget(in.Target); err != nil {
+		if err := rules.EventTarget(&target); err != nil {
 			return err
 		}
-		d.Target = *in.Target
+		d.Target = target
 		return nil
 	},
 	check: func(w *write[*api.EventDestination]) error {

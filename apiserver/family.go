@@ -99,8 +99,7 @@ type write[P any] struct {
 }
 
 func (f *family[T, P, C, U]) handleCreate(c *call) error {
-	var in C
-	members, err := c.decodeBody(&in)
+	req, err := decodeRequest[C](c)
 	if err != nil {
 		return err
 	}
@@ -112,11 +111,15 @@ func (f *family[T, P, C, U]) handleCreate(c *call) error {
 		if parentID, err = f.loadParent(c, tx); err != nil {
 			return err
 		}
-		// A retried transaction starts from a fresh object.
+		// A retried transaction starts from a fresh object and a fresh request.
 		var zero T
 		*obj = zero
 		obj.Base().ID, obj.Base().CreatedAt = id, createdAt
-		secret, err := f.create(c, tx, &in, obj)
+		in, members, err := req.attempt()
+		if err != nil {
+			return err
+		}
+		secret, err := f.create(c, tx, in, obj)
 		if err != nil {
 			return err
 		}
@@ -243,16 +246,19 @@ func (c *call) serveList(q listQuery, member string, selection func(tx store.Tx)
 }
 
 func (f *family[T, P, C, U]) handleUpdate(c *call) error {
-	var in U
-	members, err := c.decodeBody(&in)
+	req, err := decodeRequest[U](c)
 	if err != nil {
 		return err
 	}
-	if f.emptyUpdateCode != "" && !givenValues(members) {
-		return badRequest(f.emptyUpdateCode, "The update gives no values to change. Supported parameters: %s.", strings.Join(jsonFields(&in), ", "))
+	if f.emptyUpdateCode != "" && !givenValues(req.members) {
+		return badRequest(f.emptyUpdateCode, "The update gives no values to change. Supported parameters: %s.", strings.Join(jsonFields(req.first), ", "))
 	}
 	w, err := f.modify(c, func(w *write[P]) error {
-		if err := f.update(c, w.tx, &in, w.obj); err != nil {
+		in, members, err := req.attempt()
+		if err != nil {
+			return err
+		}
+		if err := f.update(c, w.tx, in, w.obj); err != nil {
 			return err
 		}
 		return f.applyModules(w, members)

@@ -50,7 +50,7 @@ var fuzzCreates = []struct{ path, body string }{
 
 // fuzzPEMs returns a CA certificate, a leaf certificate it signed and the leaf's key, in
 // PEM escaped for a JSON string. Ed25519 signs deterministically: the seeds never change.
-func fuzzPEMs(f *testing.F) (ca, leaf, key string) {
+func fuzzPEMs(f testing.TB) (ca, leaf, key string) {
 	caKey := ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize))
 	leafKey := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{1}, ed25519.SeedSize))
 	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "fuzz CA"},

@@ -186,8 +186,9 @@ func (c *call) runIdempotent(key string, inTx bool, run func()) error {
 		return c.answerTaken(ctx, k)
 	case k.recorded:
 		// Recorded with the handler's write.
-	case status >= 500:
-		// The server failed, not the request: a retry with the same key runs again.
+	case !replayable(status) || c.fault:
+		// Not the request's own answer (the server failed, or it was told to come back):
+		// a retry with the same key runs again.
 		if claimID != "" {
 			c.releaseIdempotencyKey(ctx, claimID)
 		}
@@ -210,6 +211,16 @@ func (c *call) runIdempotent(key string, inTx bool, run func()) error {
 	real.WriteHeader(status)
 	_, _ = real.Write(buf.body.Bytes())
 	return nil
+}
+
+// replayable reports whether an answer of status is the request's own, to be replayed: not
+// a 5xx, and none of the 4xx that tell the client to retry (408, 409, 425, 429).
+func replayable(status int) bool {
+	switch status {
+	case http.StatusRequestTimeout, http.StatusConflict, http.StatusTooEarly, http.StatusTooManyRequests:
+		return false
+	}
+	return status < 500
 }
 
 // answer gives the answer of a keyed request inside its write transaction (a no-op without

@@ -48,6 +48,10 @@ type call struct {
 	// keyed is the POST's Idempotency-Key while its handler runs, when the handler answers
 	// in its write transaction (idempotency.go): loggedStore.Write records it there.
 	keyed *keyedRequest
+	// fault: a store transaction of the request failed with an internal error (not an API
+	// error), whatever the handler then answered; such an answer is never recorded for an
+	// Idempotency-Key's replay.
+	fault bool
 }
 
 // handlerFunc answers a request or returns the error to send.

@@ -51,8 +51,14 @@ func (s loggedStore) timed(ctx context.Context, op string, run func(count func()
 	took := time.Since(start)
 	s.metrics.observeTx(op, took, attempts)
 	log := s.log
-	if c, ok := ctx.Value(callKey{}).(*call); ok {
+	c, _ := ctx.Value(callKey{}).(*call)
+	if c != nil {
 		log = c.log
+	}
+	if err != nil && c != nil {
+		if _, known := asAPIError(err); !known {
+			c.fault = true
+		}
 	}
 	if !log.Core().Enabled(zap.DebugLevel) {
 		return err

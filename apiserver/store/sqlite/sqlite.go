@@ -17,7 +17,8 @@ import (
 	"path/filepath"
 
 	"github.com/pressly/goose/v3"
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite" // registers the "sqlite" driver
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sqlstore"
 )
@@ -32,12 +33,21 @@ const readConns = 8
 type Store = sqlstore.Store
 
 // dialect: SQLite serializes writers itself (BEGIN IMMEDIATE on one connection), so a write
-// never needs to run again.
+// practically never needs to run again; retryable names the one error that asks for it.
 var dialect = sqlstore.Dialect{
 	JSON:        sqlstore.SQLiteJSON,
 	DocJSONB:    "jsonb(CAST(? AS TEXT))",
 	ReadOptions: sql.TxOptions{ReadOnly: true},
+	Retryable:   retryable,
 	Prepare:     true,
+}
+
+// retryable: SQLITE_BUSY_SNAPSHOT, SQLite's serialization failure (another connection wrote
+// after this transaction took its snapshot; running it again reads the new one). A plain
+// SQLITE_BUSY is not: the lock was already waited for for busy_timeout.
+func retryable(err error) bool {
+	var e *sqlite.Error
+	return errors.As(err, &e) && e.Code() == sqlite3.SQLITE_BUSY_SNAPSHOT
 }
 
 // Open opens (creating if needed) the database at path and migrates it to the current schema.
