@@ -138,3 +138,19 @@ func FuzzReadStreamHeader(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkStreamHeader: a header written and read back, the JSON's share of a stream's
+// open (BenchmarkMuxOpenStream).
+func BenchmarkStreamHeader(b *testing.B) {
+	h := header(0)
+	var buf bytes.Buffer
+	for b.Loop() {
+		buf.Reset()
+		if err := WriteStreamHeader(&buf, h); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := ReadStreamHeader(&buf); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
