@@ -52,6 +52,8 @@ func TestAgentReplicaDiesWithoutClose(t *testing.T) {
 	c := newTC(t, noDelivery, func(o *apiserver.Options) { o.Agents.Heartbeat = time.Minute })
 	domain := str(c.ok(201, "POST", "/reserved_domains", map[string]any{"domain": "app.example.com"})["id"])
 	_, token := c.credential()
+	d := c.ok(201, "POST", "/event_destinations", map[string]any{"format": "JSON", "target": dataStream(creds(awsSecret))})
+	c.ok(201, "POST", "/event_subscriptions", map[string]any{"sources": []any{map[string]any{"type": "agent_session_stop.v0"}}, "destination_ids": []any{d["id"]}})
 	kept := connectAgent(t, c.srv.URL, token)
 	equal(t, "one lease", len(replicaLeases(t, c.srv.Store)), 1)
 

@@ -56,6 +56,13 @@ type AgentOptions struct {
 	// Heartbeat, and any other replica ends the sessions of a replica whose lease ran out
 	// (it died without closing them). 0 means three Heartbeat intervals.
 	ReplicaLease time.Duration
+	// CredentialSessionRate and AccountSessionRate are how many sessions one tunnel
+	// credential, and all the credentials of one account, may start per minute, all at once
+	// or spread out (429 ERR_226 at the handshake beyond). CredentialSessions and
+	// AccountSessions cap the sessions they hold at once (429 ERR_225). 0 means the
+	// DefaultAgent… value; a negative value turns that limit off.
+	CredentialSessionRate, AccountSessionRate int
+	CredentialSessions, AccountSessions       int
 }
 
 // Defaults of AgentOptions.
@@ -63,6 +70,14 @@ const (
 	DefaultAgentHeartbeat      = 10 * time.Second
 	DefaultAgentCommandTimeout = 10 * time.Second
 	DefaultAgentCommandPoll    = 250 * time.Millisecond
+	// The session limits are far above what an ordinary deployment meets (an agent opens one
+	// session and reconnects with backoff) and well below a flood (issue 16: one credential
+	// opened 313 sessions per second). A fleet sharing one credential that restarts at once
+	// is let in by the burst, then 10 per second per credential.
+	DefaultAgentCredentialSessionRate = 600  // per minute
+	DefaultAgentAccountSessionRate    = 3000 // per minute
+	DefaultAgentCredentialSessions    = 1000
+	DefaultAgentAccountSessions       = 5000
 )
 
 // check rejects a lease that could run out between two renewals (one per heartbeat).
@@ -86,6 +101,17 @@ func (o *AgentOptions) setDefaults() {
 	}
 	if o.ReplicaLease <= 0 {
 		o.ReplicaLease = 3 * o.Heartbeat
+	}
+	for _, l := range []struct {
+		v   *int
+		def int
+	}{
+		{&o.CredentialSessionRate, DefaultAgentCredentialSessionRate}, {&o.AccountSessionRate, DefaultAgentAccountSessionRate},
+		{&o.CredentialSessions, DefaultAgentCredentialSessions}, {&o.AccountSessions, DefaultAgentAccountSessions},
+	} {
+		if *l.v == 0 {
+			*l.v = l.def
+		}
 	}
 }
 
@@ -202,6 +228,7 @@ func (s *Server) agentConnect(w http.ResponseWriter, r *http.Request) {
 	c := callOf(r)
 	cred, err := s.agentCredential(c)
 	if err != nil {
+		s.heldSessionsRetryAfter(c, err)
 		c.writeError(err)
 		return
 	}
@@ -214,6 +241,10 @@ func (s *Server) agentConnect(w http.ResponseWriter, r *http.Request) {
 	defer h.wg.Done()
 	if h.ctx.Err() != nil {
 		c.writeError(apiErr(http.StatusServiceUnavailable, "", "The server is shutting down."))
+		return
+	}
+	if err := s.takeSessionRate(c, cred); err != nil {
+		c.writeError(err)
 		return
 	}
 	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{agentproto.Subprotocol}})
@@ -241,7 +272,8 @@ func websocketProtocols(r *http.Request) []string {
 }
 
 // agentCredential resolves the Authorization header of an agent to its tunnel credential,
-// with the 403 codes of the API (details.md §5.3).
+// with the 403 codes of the API (details.md §5.3), and refuses it while the credential or
+// its account holds as many sessions as it may (checked again when the session starts).
 func (s *Server) agentCredential(c *call) (*store.Object, error) {
 	header, err := authorizationHeader(c.r)
 	if err != nil {
@@ -277,7 +309,7 @@ func (s *Server) agentCredential(c *call) (*store.Object, error) {
 			return forbidden("ERR_203", "The tunnel credential token is not valid: it is unknown or was revoked.")
 		}
 		cred = o
-		return nil
+		return s.checkHeldSessions(c.r.Context(), tx, o)
 	})
 	return cred, err
 }
@@ -497,16 +529,21 @@ func (a *agentConn) start(hello agentproto.Message, ip string) error {
 	ctx := a.hub.ctx
 	var delivering bool
 	err = s.opts.Store.Write(ctx, func(tx store.Tx) error {
-		if _, err := tx.Get(ctx, kindCredential, a.credentialID); isNotFound(err) {
+		cred, err := tx.Get(ctx, kindCredential, a.credentialID)
+		if isNotFound(err) {
 			return forbidden("ERR_203", "The tunnel credential was revoked.")
 		} else if err != nil {
 			return err
 		}
-		err := tx.Insert(ctx, &store.Object{Kind: kindTunnelSession, ID: sess.ID, AccountID: a.accountID, Doc: doc, Secret: secret, Refs: []string{a.credentialID, a.hub.replica}})
+		// The check before the upgrade read an earlier snapshot: sessions started since count.
+		if err := s.checkHeldSessions(ctx, tx, cred); err != nil {
+			return err
+		}
+		err = tx.Insert(ctx, &store.Object{Kind: kindTunnelSession, ID: sess.ID, AccountID: a.accountID, Doc: doc, Secret: secret, Refs: []string{a.credentialID, a.hub.replica}})
 		if err != nil {
 			return err
 		}
-		delivering, err = s.addEvent(ctx, tx, a.accountID, "agent_session_start.v0", nil, s.renderSession(sess))
+		delivering, err = s.addSessionEvent(ctx, tx, a.accountID, "agent_session_start.v0", sess)
 		return err
 	})
 	if err != nil {
@@ -543,7 +580,7 @@ func (s *Server) endSession(ctx context.Context, tx store.Tx, sessionID string) 
 	if err := json.Unmarshal(o.Doc, &sess); err != nil {
 		return false, err
 	}
-	return s.addEvent(ctx, tx, o.AccountID, "agent_session_stop.v0", nil, s.renderSession(sess))
+	return s.addSessionEvent(ctx, tx, o.AccountID, "agent_session_stop.v0", sess)
 }
 
 // deleteTunnel deletes a tunnel and its endpoint (the endpoint refers to the tunnel).

@@ -161,6 +161,9 @@ func (c *tc) listIDs(path string) []string {
 func TestAgentSessionLifecycle(t *testing.T) {
 	c := newTC(t, noDelivery)
 	credID, token := c.credential()
+	// Session events are written for a subscription that names them.
+	d := c.ok(201, "POST", "/event_destinations", map[string]any{"format": "JSON", "target": dataStream(creds(awsSecret))})
+	c.ok(201, "POST", "/event_subscriptions", map[string]any{"sources": []any{map[string]any{"type": "agent_session_start.v0"}, map[string]any{"type": "agent_session_stop.v0"}}, "destination_ids": []any{d["id"]}})
 	before := len(c.events())
 	a := connectAgent(t, c.srv.URL, token)
 

@@ -29,11 +29,33 @@ func (c *call) emit(tx store.Tx, def *api.Family, op string, obj any) error {
 	return err
 }
 
-// addEvent writes one event of the account to the outbox in tx, with a delivery to each
-// destination subscribed to its type; principal is nil for events no API call caused
-// (agent sessions). delivering says whether it wrote deliveries, so that the caller wakes
-// the delivery worker once tx is committed.
+// addEvent writes one audit event of the account to the outbox in tx, with a delivery to
+// each destination subscribed to its type, and without one when none is: operators read the
+// outbox too (GET /_admin/events). delivering says whether it wrote deliveries, so that the
+// caller wakes the delivery worker once tx is committed.
 func (s *Server) addEvent(ctx context.Context, tx store.Tx, accountID, eventType string, principal *api.EventPrincipal, obj any) (delivering bool, err error) {
+	destinations, err := subscribedDestinations(ctx, tx, accountID, eventType)
+	if err != nil {
+		return false, err
+	}
+	return s.writeEvent(ctx, tx, accountID, eventType, principal, obj, destinations)
+}
+
+// addSessionEvent writes an agent session's event, rendered as GET /tunnel_sessions/{id}
+// renders the session, only when a subscription of the account names its type: agents come
+// and go far more often than the API's objects change, and an event no destination gets
+// would only fill the outbox until retention pruned it. Checked in tx, so the subscribed
+// types keep their guarantees (at least once, in order).
+func (s *Server) addSessionEvent(ctx context.Context, tx store.Tx, accountID, eventType string, sess api.TunnelSession) (delivering bool, err error) {
+	destinations, err := subscribedDestinations(ctx, tx, accountID, eventType)
+	if err != nil || len(destinations) == 0 {
+		return false, err
+	}
+	return s.writeEvent(ctx, tx, accountID, eventType, nil, s.renderSession(sess), destinations)
+}
+
+// writeEvent writes one event with a delivery to each of destinations.
+func (s *Server) writeEvent(ctx context.Context, tx store.Tx, accountID, eventType string, principal *api.EventPrincipal, obj any, destinations []string) (delivering bool, err error) {
 	object, err := json.Marshal(obj)
 	if err != nil {
 		return false, err
@@ -48,10 +70,6 @@ func (s *Server) addEvent(ctx context.Context, tx store.Tx, accountID, eventType
 		Object:         object,
 	}
 	payload, err := json.Marshal(ev)
-	if err != nil {
-		return false, err
-	}
-	destinations, err := subscribedDestinations(ctx, tx, accountID, ev.EventType)
 	if err != nil {
 		return false, err
 	}

@@ -38,6 +38,7 @@ const DefaultMaxConcurrentRequests = 64
 // most one lease in all (tokens taken just before the window, used in it), and an account
 // may be refused while up to one lease per replica sits unused on other replicas.
 type rateLimiter struct {
+	scope     string // starts the keys of its buckets: "api:" + account ID
 	perMinute int
 	lease     int           // tokens taken from the bucket at once
 	leaseTTL  time.Duration // how long leased tokens stay usable
@@ -45,10 +46,10 @@ type rateLimiter struct {
 	log       *zap.Logger
 
 	mu       sync.Mutex
-	accounts map[string]*leasedTokens
+	accounts map[string]*leasedTokens // by key: the account's ID for the API
 }
 
-// leasedTokens is what this process knows of an account's bucket.
+// leasedTokens is what this process knows of a key's bucket.
 type leasedTokens struct {
 	mu      sync.Mutex // held across a take, so that one request per account refills at a time
 	tokens  int        // taken from the bucket, not used yet
@@ -62,7 +63,7 @@ func rateLease(perMinute int) int { return min(max(perMinute/100, 1), 100) }
 
 func newRateLimiter(perMinute int, buckets store.RateBuckets, lease int, log *zap.Logger) *rateLimiter {
 	return &rateLimiter{
-		perMinute: perMinute, lease: lease, buckets: buckets, log: log,
+		scope: "api:", perMinute: perMinute, lease: lease, buckets: buckets, log: log,
 		leaseTTL: time.Duration(lease) * time.Minute / time.Duration(perMinute),
 		accounts: map[string]*leasedTokens{},
 	}
@@ -71,6 +72,17 @@ func newRateLimiter(perMinute int, buckets store.RateBuckets, lease int, log *za
 // newAccountLimiter is the limiter of one process, on buckets in memory.
 func newAccountLimiter(perMinute int) *rateLimiter {
 	return newRateLimiter(perMinute, newMemoryBuckets(), 1, zap.NewNop())
+}
+
+// limiterOn is a limiter of perMinute per key of scope: on shared, the store's buckets when
+// replicas share them (leased as rateLease says), else in this process's memory.
+func limiterOn(scope string, perMinute int, shared store.RateBuckets, log *zap.Logger) *rateLimiter {
+	l := newAccountLimiter(perMinute)
+	if shared != nil {
+		l = newRateLimiter(perMinute, shared, rateLease(perMinute), log)
+	}
+	l.scope = scope
+	return l
 }
 
 func (l *rateLimiter) bucket() store.Bucket { return store.Bucket{Size: l.perMinute, Per: time.Minute} }
@@ -83,13 +95,14 @@ type rateDecision struct {
 	retryAfter time.Duration // until the next request may pass (when refused)
 }
 
-// allow takes one request from the account's allowance at now, or says how long to wait.
-func (l *rateLimiter) allow(ctx context.Context, accountID string, now time.Time) rateDecision {
+// allow takes one request from key's allowance (the account's, for the API) at now, or says
+// how long to wait.
+func (l *rateLimiter) allow(ctx context.Context, key string, now time.Time) rateDecision {
 	l.mu.Lock()
-	a, found := l.accounts[accountID]
+	a, found := l.accounts[key]
 	if !found {
 		a = &leasedTokens{}
-		l.accounts[accountID] = a
+		l.accounts[key] = a
 	}
 	l.mu.Unlock()
 
@@ -99,7 +112,7 @@ func (l *rateLimiter) allow(ctx context.Context, accountID string, now time.Time
 		a.tokens--
 		return l.decide(true, a, now)
 	}
-	taken, left, err := l.buckets.Take(ctx, "api:"+accountID, l.lease, l.bucket(), now)
+	taken, left, err := l.buckets.Take(ctx, l.scope+key, l.lease, l.bucket(), now)
 	if err != nil {
 		// The limit protects the store; a store that cannot answer this fails the request's
 		// own transaction anyway, so the request is not refused for it.

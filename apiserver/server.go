@@ -93,6 +93,7 @@ type Server struct {
 	concurrency    *concurrencyCap              // nil without a cap
 	deliverer      *deliverer                   // nil when this process delivers no events
 	agents         *agentHub                    // the agents connected to this process
+	sessionLimits  sessionLimits                // of the agents' sessions, per credential and account
 	metrics        *metrics                     // served at GET /metrics
 }
 
@@ -138,13 +139,15 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		opts.MaxConcurrentRequests = DefaultMaxConcurrentRequests
 	}
 	s := &Server{opts: opts, log: opts.Logger, metrics: m}
-	if opts.RateLimit > 0 {
-		// Before the store is wrapped: the wrapper hides SharedBuckets.
-		s.limiter = newAccountLimiter(opts.RateLimit)
-		if shared, ok := opts.Store.(store.SharedBuckets); ok && shared.RateBuckets() != nil {
-			s.limiter = newRateLimiter(opts.RateLimit, shared.RateBuckets(), rateLease(opts.RateLimit), opts.Logger)
-		}
+	// Before the store is wrapped: the wrapper hides SharedBuckets.
+	var shared store.RateBuckets // nil: the buckets are in this process's memory
+	if sb, ok := opts.Store.(store.SharedBuckets); ok {
+		shared = sb.RateBuckets()
 	}
+	if opts.RateLimit > 0 {
+		s.limiter = limiterOn("api:", opts.RateLimit, shared, opts.Logger)
+	}
+	s.sessionLimits = newSessionLimits(opts.Agents, shared, opts.Logger)
 	if opts.MaxConcurrentRequests > 0 {
 		s.concurrency = newConcurrencyCap(opts.MaxConcurrentRequests)
 	}

@@ -103,9 +103,14 @@ func StartOn(t testing.TB, open Opener, configure ...func(*apiserver.Options)) *
 	return s
 }
 
-// NoRateLimit turns the rate limit and the cap on simultaneous requests off, for benchmarks
-// that send more requests than any real configuration.
-func NoRateLimit(o *apiserver.Options) { o.RateLimit, o.MaxConcurrentRequests = -1, -1 }
+// NoRateLimit turns the rate limit and the cap on simultaneous requests off, and the agent
+// session limits, for benchmarks that send more requests or connect more agents than any
+// real configuration.
+func NoRateLimit(o *apiserver.Options) {
+	o.RateLimit, o.MaxConcurrentRequests = -1, -1
+	a := &o.Agents
+	a.CredentialSessionRate, a.AccountSessionRate, a.CredentialSessions, a.AccountSessions = -1, -1, -1, -1
+}
 
 // NewUser adds a user with role (api.RoleAdmin or api.RoleMember) to the bootstrap account
 // and returns the user's ID and an API key token that acts as the user.

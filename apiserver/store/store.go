@@ -93,6 +93,8 @@ type Tx interface {
 	Lookup(ctx context.Context, uniqueKey string) (*Object, error)
 	// Count returns the number of objects of a kind in an account, whatever their parent.
 	Count(ctx context.Context, kind, accountID string) (int, error)
+	// CountReferrers returns the number of objects of a kind whose refs include id.
+	CountReferrers(ctx context.Context, id, kind string) (int, error)
 	// AddEvent appends e to the outbox with a pending delivery, due at once, for each of
 	// deliveries (see Outbox). It sets e.Seq. Only a write transaction may add events.
 	AddEvent(ctx context.Context, e *Event, deliveries []NewDelivery) error

@@ -90,6 +90,33 @@ func (e *RefusedError) Error() string {
 	return b.String()
 }
 
+// HandshakeError: the server turned the agent away for now: an HTTP error other than 401 and
+// 403 at the WebSocket handshake (429 when the credential or its account started or holds
+// too many sessions, 503 while the server shuts down), or an Error answering the Hello with
+// one of the codes that mean "not now" (agentproto.ErrTooManySessions, ErrSessionRate). Run
+// retries it after its backoff, or after RetryAfter when that is longer (up to MaxBackoff).
+type HandshakeError struct {
+	StatusCode int // the handshake's HTTP status; 0 when the Hello was refused
+	ErrorCode  string
+	Msg        string
+	RetryAfter time.Duration // the server's Retry-After; 0 when it named none
+}
+
+func (e *HandshakeError) Error() string {
+	var b strings.Builder
+	b.WriteString("the server turned the agent away")
+	if e.StatusCode != 0 {
+		fmt.Fprintf(&b, " (HTTP %d)", e.StatusCode)
+	}
+	if e.ErrorCode != "" {
+		b.WriteString(": " + e.ErrorCode)
+	}
+	if e.Msg != "" {
+		b.WriteString(": " + e.Msg)
+	}
+	return b.String()
+}
+
 // BindError: the server refused binds. In the first session it ends Run (the configuration
 // or the credential's ACL is wrong); in a later one the agent reconnects with backoff, since
 // the server may still hold the hostname for the session the agent just lost.
@@ -206,9 +233,9 @@ const (
 
 // Run connects and stays connected until the server stops the agent (nil), ctx ends (ctx's
 // error) or the server refuses the agent (a *RefusedError, or a *BindError in the first
-// session). Any other failure (refused connection, dropped connection, silent server, an
-// error status other than 401/403 at the handshake) is retried with capped exponential
-// backoff and jitter; a restart command reconnects at once.
+// session). Any other failure (refused connection, dropped connection, silent server, a
+// *HandshakeError) is retried with capped exponential backoff and jitter, waiting at least
+// the server's Retry-After; a restart command reconnects at once.
 func (c *Client) Run(ctx context.Context) error {
 	if c.ran.Swap(true) {
 		return errors.New("agentclient: Run called twice")
@@ -236,7 +263,16 @@ func (c *Client) Run(ctx context.Context) error {
 		}
 		wait := backoff(attempt, c.cfg.MinBackoff, c.cfg.MaxBackoff, rand.Float64())
 		attempt++
-		c.log.Warn("disconnected; reconnecting", zap.Error(err), zap.Duration("in", wait), zap.Int("attempt", attempt))
+		var turnedAway *HandshakeError
+		if errors.As(err, &turnedAway) {
+			// The server's wait, if longer, but never beyond the cap: the server's limits
+			// refill within a minute, and an agent must come back.
+			wait = max(wait, min(turnedAway.RetryAfter, c.cfg.MaxBackoff))
+			c.log.Warn("turned away by the server; retrying", zap.Int("status", turnedAway.StatusCode), zap.String("error_code", turnedAway.ErrorCode),
+				zap.String("error", turnedAway.Msg), zap.Duration("in", wait), zap.Int("attempt", attempt))
+		} else {
+			c.log.Warn("disconnected; reconnecting", zap.Error(err), zap.Duration("in", wait), zap.Int("attempt", attempt))
+		}
 		if c.sleep(ctx, wait) != nil {
 			return ctx.Err()
 		}
@@ -319,7 +355,8 @@ func (c *Client) session(ctx context.Context) (_ outcome, welcomed bool, _ error
 	return c.serve(ctx, cn, welcome)
 }
 
-// dial opens the WebSocket; a 401 or 403 answer is a *RefusedError.
+// dial opens the WebSocket; a 401 or 403 answer is a *RefusedError, another HTTP answer a
+// *HandshakeError.
 func (c *Client) dial(ctx context.Context) (*websocket.Conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.HandshakeTimeout)
 	defer cancel()
@@ -334,15 +371,29 @@ func (c *Client) dial(ctx context.Context) (*websocket.Conn, error) {
 	if err == nil {
 		return ws, nil
 	}
-	if resp != nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
-		refused := &RefusedError{StatusCode: resp.StatusCode}
-		var body api.Error
-		if resp.Body != nil && json.NewDecoder(resp.Body).Decode(&body) == nil {
-			refused.ErrorCode, refused.Msg = body.ErrorCode, c.redact(body.Msg)
-		}
-		return nil, refused
+	if resp == nil || resp.StatusCode == http.StatusSwitchingProtocols {
+		return nil, errors.New(c.redact(err.Error()))
 	}
-	return nil, errors.New(c.redact(err.Error()))
+	var body api.Error // the API's error body, when the server sent one
+	if resp.Body != nil && json.NewDecoder(resp.Body).Decode(&body) == nil {
+		body.Msg = c.redact(body.Msg)
+	}
+	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+		return nil, &RefusedError{StatusCode: resp.StatusCode, ErrorCode: body.ErrorCode, Msg: body.Msg}
+	}
+	return nil, &HandshakeError{StatusCode: resp.StatusCode, ErrorCode: body.ErrorCode, Msg: body.Msg, RetryAfter: retryAfter(resp.Header.Get("Retry-After"))}
+}
+
+// retryAfter reads a Retry-After header: whole seconds (what Warren sends) or an HTTP date;
+// 0 when absent or unreadable.
+func retryAfter(v string) time.Duration {
+	if secs, err := strconv.Atoi(v); err == nil {
+		return time.Duration(max(secs, 0)) * time.Second
+	}
+	if at, err := http.ParseTime(v); err == nil {
+		return max(time.Until(at), 0)
+	}
+	return 0
 }
 
 // redact keeps the token out of any text the server sent back.
@@ -379,6 +430,9 @@ func (c *Client) hello(ctx context.Context, cn *conn) (*agentproto.Message, outc
 				return &m, 0, nil
 			case agentproto.TypeError:
 				_ = cn.ws.Close(websocket.StatusNormalClosure, "refused")
+				if m.ErrorCode == agentproto.ErrTooManySessions || m.ErrorCode == agentproto.ErrSessionRate {
+					return nil, lost, &HandshakeError{ErrorCode: m.ErrorCode, Msg: c.redact(m.Error)}
+				}
 				return nil, fatal, &RefusedError{ErrorCode: m.ErrorCode, Msg: c.redact(m.Error)}
 			case agentproto.TypeHeartbeat:
 				if err := cn.write(agentproto.Message{Type: agentproto.TypeHeartbeatAck, ID: m.ID}); err != nil {

@@ -353,6 +353,52 @@ func TestAuthRefusalIsFatal(t *testing.T) {
 	}
 }
 
+// TestTurnedAwayBacksOff: a 429 at the handshake (the server's session limits) is retried,
+// not fatal: the agent waits the server's Retry-After when it is longer than its own backoff
+// (never beyond the cap), logs the code and message once per attempt, and connects once the
+// server lets it in. A Hello answered with a session limit's code is retried the same way.
+func TestTurnedAwayBacksOff(t *testing.T) {
+	p := agentpeer.New(t, testToken)
+	const msg = "Too many new agent sessions: at most 5 per 60 seconds per tunnel credential. Retry in 12 seconds."
+	p.TurnAway(2, 429, agentproto.ErrSessionRate, msg, "12")
+	p.TurnAway(1, 429, agentproto.ErrSessionRate, msg, "3600") // beyond the cap
+	p.TurnAway(1, 503, "", "The server is shutting down.", "")
+	a := startAgent(t, p, Config{MinBackoff: 10 * time.Millisecond, MaxBackoff: 30 * time.Second})
+	pc := p.Accept(t)
+	hello := pc.Read(t)
+	pc.Send(t, agentproto.Message{Type: agentproto.TypeError, ID: hello.ID, ErrorCode: agentproto.ErrTooManySessions, Error: "Too many agent sessions"})
+	p.Accept(t).Welcome(t, "ts_in", 0)
+	a.waitFor(t, "the session", func(s State) bool { return s.SessionID == "ts_in" })
+
+	waits := a.backoffs()
+	// ms: Retry-After 12 s twice, then the cap, then the doubling backoff (80 ms at attempt
+	// 4, 160 at 5) with its jitter.
+	lo := []time.Duration{12000, 12000, 30000, 40, 80}
+	hi := []time.Duration{12000, 12000, 30000, 80, 160}
+	if len(waits) != len(lo) {
+		t.Fatalf("waits %v, want %d", waits, len(lo))
+	}
+	for i, w := range waits {
+		if w < lo[i]*time.Millisecond || w > hi[i]*time.Millisecond {
+			t.Errorf("wait %d = %s, want within [%dms, %dms]", i, w, lo[i], hi[i])
+		}
+	}
+	if p.Handshakes() != 6 {
+		t.Errorf("%d handshakes, want 6", p.Handshakes())
+	}
+	var codes []string
+	for _, e := range a.logs.FilterMessage("turned away by the server; retrying").All() {
+		f := e.ContextMap()
+		codes = append(codes, fmt.Sprint(f["status"], " ", f["error_code"]))
+		if f["error_code"] == agentproto.ErrSessionRate && f["error"] != msg {
+			t.Errorf("logged message %q", f["error"])
+		}
+	}
+	if want := []string{"429 ERR_226", "429 ERR_226", "429 ERR_226", "503 ", "0 ERR_225"}; fmt.Sprint(codes) != fmt.Sprint(want) {
+		t.Errorf("logged %q, want %q", codes, want)
+	}
+}
+
 // TestOtherHandshakeFailuresRetry: a server answering 404 (no agent endpoint) is retried.
 func TestOtherHandshakeFailuresRetry(t *testing.T) {
 	p := agentpeer.New(t, testToken)

@@ -31,6 +31,16 @@ const (
 	TypeError         = "error"
 )
 
+// Error codes that mean "not now" rather than "never": the server refuses a session while
+// the credential or its account holds as many sessions as it may (ErrTooManySessions), or
+// has started as many as it may lately (ErrSessionRate). They come with HTTP 429 and
+// Retry-After at the handshake, or, for ErrTooManySessions, in an Error answering the Hello
+// when another agent took the last session in between. An agent retries them with backoff.
+const (
+	ErrTooManySessions = "ERR_225"
+	ErrSessionRate     = "ERR_226"
+)
+
 // Commands the server sends (POST /tunnel_sessions/{id}/<command>).
 const (
 	CommandRestart = "restart" // reconnect with a new session

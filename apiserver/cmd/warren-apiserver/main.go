@@ -147,6 +147,8 @@ type config struct {
 	eventWorkers                                                     int
 	eventGiveUpAfter, eventRetention, eventMaxBackoff, eventLease    time.Duration
 	agentHeartbeat, agentCommandTimeout, agentReplicaLease           time.Duration
+	agentSessionRate, agentAccountSessionRate                        int
+	agentMaxSessions, agentAccountMaxSessions                        int
 	eventEndpoints                                                   delivery.Endpoints
 	tlsCert, tlsKey                                                  string
 	secretKey, secretKeyFile                                         string
@@ -194,6 +196,10 @@ func newFlagSet() (fs *cliflags.Set, cfg *config) {
 	dur(&cfg.agentHeartbeat, "agent-heartbeat", "WARREN_AGENT_HEARTBEAT", apiserver.DefaultAgentHeartbeat, "how often the server and each agent must hear from each other; an agent silent for three intervals is disconnected and its session deleted")
 	dur(&cfg.agentCommandTimeout, "agent-command-timeout", "WARREN_AGENT_COMMAND_TIMEOUT", apiserver.DefaultAgentCommandTimeout, "how long a tunnel-session command (restart, stop, update) waits for the agent's answer (then 504 ERR_810)")
 	dur(&cfg.agentReplicaLease, "agent-replica-lease", "WARREN_AGENT_REPLICA_LEASE", 0, "how long this replica's liveness lease lasts (renewed every heartbeat, longer than it); once it runs out, other replicas end the sessions it held (0: three heartbeat intervals)")
+	num(&cfg.agentSessionRate, "agent-session-rate", "WARREN_AGENT_SESSION_RATE", apiserver.DefaultAgentCredentialSessionRate, "agent sessions one tunnel credential may start per minute, all at once or spread out (429 ERR_226 before the upgrade beyond); 0 for no limit; shared by the replicas of one PostgreSQL database")
+	num(&cfg.agentAccountSessionRate, "agent-account-session-rate", "WARREN_AGENT_ACCOUNT_SESSION_RATE", apiserver.DefaultAgentAccountSessionRate, "agent sessions the credentials of one account may start per minute together; 0 for no limit")
+	num(&cfg.agentMaxSessions, "agent-max-sessions", "WARREN_AGENT_MAX_SESSIONS", apiserver.DefaultAgentCredentialSessions, "agent sessions one tunnel credential may hold at once, on all replicas (429 ERR_225 beyond); 0 for no cap")
+	num(&cfg.agentAccountMaxSessions, "agent-account-max-sessions", "WARREN_AGENT_ACCOUNT_MAX_SESSIONS", apiserver.DefaultAgentAccountSessions, "agent sessions the credentials of one account may hold at once together; 0 for no cap")
 	dur(&cfg.eventLease, "event-lease", "WARREN_EVENT_LEASE", apiserver.DefaultEventLease, "how long a replica holds a destination's deliveries while it sends them (a send may take half of it); after a crash they wait this long")
 	e := &cfg.eventEndpoints
 	str(&e.Firehose, "event-endpoint-delivery-stream", "WARREN_EVENT_ENDPOINT_DELIVERY_STREAM", "", "URL of the delivery stream (Firehose) API, instead of the ARN's region's")
@@ -234,6 +240,11 @@ func (cfg *config) check() error {
 	for name, d := range map[string]time.Duration{"read-header-timeout": cfg.readHeaderTimeout, "read-timeout": cfg.readTimeout, "write-timeout": cfg.writeTimeout, "idle-timeout": cfg.idleTimeout} {
 		if d < 0 {
 			return fmt.Errorf("--%s %s is negative; 0 means no limit", name, d)
+		}
+	}
+	for name, n := range map[string]int{"agent-session-rate": cfg.agentSessionRate, "agent-account-session-rate": cfg.agentAccountSessionRate, "agent-max-sessions": cfg.agentMaxSessions, "agent-account-max-sessions": cfg.agentAccountMaxSessions} {
+		if n < 0 {
+			return fmt.Errorf("--%s %d is negative; 0 turns the limit off", name, n)
 		}
 	}
 	if cfg.agentReplicaLease < 0 {
@@ -304,7 +315,12 @@ func (cfg *config) options() apiserver.Options {
 			Lease:       cfg.eventLease,
 			Endpoints:   cfg.eventEndpoints,
 		},
-		Agents: apiserver.AgentOptions{Heartbeat: cfg.agentHeartbeat, CommandTimeout: cfg.agentCommandTimeout, ReplicaLease: cfg.agentReplicaLease},
+		Agents: apiserver.AgentOptions{
+			Heartbeat: cfg.agentHeartbeat, CommandTimeout: cfg.agentCommandTimeout, ReplicaLease: cfg.agentReplicaLease,
+			// The flags' 0 is "no limit", Options' 0 the default.
+			CredentialSessionRate: cmp.Or(cfg.agentSessionRate, -1), AccountSessionRate: cmp.Or(cfg.agentAccountSessionRate, -1),
+			CredentialSessions: cmp.Or(cfg.agentMaxSessions, -1), AccountSessions: cmp.Or(cfg.agentAccountMaxSessions, -1),
+		},
 	}
 }
 

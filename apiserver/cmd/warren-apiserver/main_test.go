@@ -15,6 +15,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 )
@@ -99,6 +100,7 @@ func TestCommandLine(t *testing.T) {
 		{args: []string{"--rate-limit", "x"}, code: 2, stderr: `invalid value "x" for flag -rate-limit`},
 		{args: []string{"--rate-limit", "-1"}, code: 2, stderr: "--rate-limit -1 is negative"},
 		{args: []string{"--max-concurrent-requests", "-1"}, code: 2, stderr: "--max-concurrent-requests -1 is negative"},
+		{args: []string{"--agent-max-sessions", "-1"}, code: 2, stderr: "--agent-max-sessions -1 is negative"},
 		{env: map[string]string{"WARREN_RATE_LIMIT": "abc"}, code: 2, stderr: `invalid value "abc" for WARREN_RATE_LIMIT`},
 		{args: []string{"--log-level", "loud"}, code: 2, stderr: `--log-level "loud" is not one of`},
 		{args: []string{"--read-timeout", "-1s"}, code: 2, stderr: "--read-timeout -1s is negative"},
@@ -177,6 +179,23 @@ func TestFlagsWinOverEnvironment(t *testing.T) {
 	run(t.Context(), []string{"--help"}, env, &stdout, io.Discard)
 	if strings.Contains(stdout.String(), "admin-secret-1") {
 		t.Fatal("--help printed the admin token from the environment")
+	}
+}
+
+// TestAgentLimitFlags: the agent session limits come from flags or the environment, 0 turns
+// one off, and the others keep their defaults.
+func TestAgentLimitFlags(t *testing.T) {
+	env := envOf(map[string]string{"WARREN_AGENT_ACCOUNT_MAX_SESSIONS": "9"})
+	cfg, err := parseFlags([]string{"--agent-session-rate", "0", "--agent-max-sessions", "7"}, env, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := apiserver.AgentOptions{
+		Heartbeat: apiserver.DefaultAgentHeartbeat, CommandTimeout: apiserver.DefaultAgentCommandTimeout,
+		CredentialSessionRate: -1, AccountSessionRate: apiserver.DefaultAgentAccountSessionRate, CredentialSessions: 7, AccountSessions: 9,
+	}
+	if got := cfg.options().Agents; got != want {
+		t.Fatalf("agent options %+v, want %+v", got, want)
 	}
 }
 

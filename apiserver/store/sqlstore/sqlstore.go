@@ -459,6 +459,13 @@ func (t *tx) Count(ctx context.Context, kind, accountID string) (int, error) {
 	return n, err
 }
 
+func (t *tx) CountReferrers(ctx context.Context, id, kind string) (int, error) {
+	var n int
+	err := t.tx.QueryRowContext(ctx,
+		t.d.rebind("SELECT count(*) FROM refs r JOIN objects o ON o.id = r.from_id WHERE r.to_id = ? AND o.kind = ?"), id, kind).Scan(&n)
+	return n, err
+}
+
 func (t *tx) Insert(ctx context.Context, o *store.Object) error {
 	keys, refs := encodeSet(o.UniqueKeys), encodeSet(o.Refs)
 	insert := func() error {

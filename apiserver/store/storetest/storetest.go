@@ -405,6 +405,14 @@ func testRefs(t *testing.T, s store.Store) {
 	checkIDs(t, "Referrers y", referrers(t, s, y.ID), b.ID)
 	checkIDs(t, "Referrers of an unreferenced object", referrers(t, s, a.ID))
 	checkIDs(t, "Referrers of a missing ID", referrers(t, s, "t_0099"))
+	for _, c := range []struct {
+		id, kind string
+		want     int
+	}{{x.ID, kind, 2}, {x.ID, kind2, 0}, {y.ID, kind, 1}, {a.ID, kind, 0}, {"t_0099", kind, 0}} {
+		if n := read(t, s, func(ctx context.Context, tx store.Tx) (int, error) { return tx.CountReferrers(ctx, c.id, c.kind) }); n != c.want {
+			t.Errorf("CountReferrers(%s, %s) = %d, want %d", c.id, c.kind, n, c.want)
+		}
+	}
 
 	checkReferenced(t, deleteErr(t, s, kind, x.ID), x.ID, a.ID, b.ID)
 	checkReferenced(t, deleteErr(t, s, kind2, y.ID), y.ID, b.ID)
@@ -419,6 +427,9 @@ func testRefs(t *testing.T, s store.Store) {
 	a.Refs = []string{y.ID}
 	write(t, s, func(tx store.Tx) error { return tx.Update(t.Context(), a) })
 	checkIDs(t, "Referrers x after update", referrers(t, s, x.ID), b.ID)
+	if n := read(t, s, func(ctx context.Context, tx store.Tx) (int, error) { return tx.CountReferrers(ctx, x.ID, kind) }); n != 1 {
+		t.Errorf("CountReferrers x after update = %d, want 1", n)
+	}
 	checkReferenced(t, deleteErr(t, s, kind, x.ID), x.ID, b.ID)
 	write(t, s, func(tx store.Tx) error { return tx.Delete(t.Context(), kind, b.ID) })
 	checkIDs(t, "Referrers x after delete", referrers(t, s, x.ID))

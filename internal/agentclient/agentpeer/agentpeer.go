@@ -31,6 +31,14 @@ type Peer struct {
 	requests int // handshakes received, refused ones included
 	// noSubprotocol: accept without choosing the subprotocol (a server of another version).
 	noSubprotocol bool
+	turnAway      []refusal // the answers of the next handshakes, in order
+}
+
+// refusal is an HTTP answer to a handshake.
+type refusal struct {
+	status     int
+	body       api.Error
+	retryAfter string
 }
 
 // Conn is one accepted agent connection.
@@ -47,9 +55,22 @@ func New(t testing.TB, token string) *Peer {
 		p.mu.Lock()
 		p.requests++
 		noSub := p.noSubprotocol
+		var refuse *refusal
+		if len(p.turnAway) > 0 && r.URL.Path == agentproto.Path {
+			refuse, p.turnAway = &p.turnAway[0], p.turnAway[1:]
+		}
 		p.mu.Unlock()
 		if r.URL.Path != agentproto.Path {
 			http.NotFound(w, r)
+			return
+		}
+		if refuse != nil {
+			w.Header().Set("Content-Type", "application/json")
+			if refuse.retryAfter != "" {
+				w.Header().Set("Retry-After", refuse.retryAfter)
+			}
+			w.WriteHeader(refuse.status)
+			_ = json.NewEncoder(w).Encode(refuse.body)
 			return
 		}
 		if r.Header.Get("Authorization") != "Bearer "+p.token {
@@ -80,6 +101,16 @@ func (p *Peer) RefuseSubprotocol() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.noSubprotocol = true
+}
+
+// TurnAway makes the peer answer the next n handshakes with status, the API's error body of
+// code and msg, and Retry-After retryAfter ("" for none), as a server over its limits does.
+func (p *Peer) TurnAway(n, status int, code, msg, retryAfter string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for range n {
+		p.turnAway = append(p.turnAway, refusal{status: status, body: api.Error{ErrorCode: code, StatusCode: status, Msg: msg}, retryAfter: retryAfter})
+	}
 }
 
 // Handshakes counts the handshakes received, refused ones included.
