@@ -140,6 +140,7 @@ resource "warren_event_subscription" "t" {
 		ProtoV6ProviderFactories: providerFactories,
 		Steps: []resource.TestStep{
 			step(`"ip_policy_made.v0"`, ``, `(?s)Invalid\s+event\s+type\s+"ip_policy_made.v0"`),
+			step(`"reserved_domain_created.v0"`, ``, `(?s)Invalid\s+event\s+type\s+"reserved_domain_created.v0".\s+Did\s+you\s+mean\s+"domain_created.v0"\?`),
 			step(`"ip_policy_created.v0"`, `"ipp_2Ajx5GWqUPMFdbJPdrVk8pOL6Ue"`, `(?s)is\s+not\s+an\s+event\s+destination\s+ID`),
 			step(`"ip_policy_created.v0", null`, ``, `(?s)null`),
 		},
