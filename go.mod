@@ -4,12 +4,14 @@ go 1.26.8
 
 require (
 	cel.dev/cel-go v0.33.2
+	github.com/agext/levenshtein v1.2.3
 	github.com/go-resty/resty/v2 v2.17.2
 	github.com/hashicorp/terraform-plugin-framework v1.19.0
 	github.com/pressly/goose/v3 v3.29.0
 	github.com/segmentio/ksuid v1.0.4
 	go.uber.org/zap v1.28.0
 	golang.org/x/crypto v0.58.0
+	golang.org/x/sys v0.49.0
 	modernc.org/sqlite v1.61.1
 )
 
@@ -90,7 +92,6 @@ require (
 )
 
 require (
-	github.com/agext/levenshtein v1.2.3 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/hashicorp/go-cty v1.5.0 // indirect
 	github.com/hashicorp/hcl/v2 v2.24.0 // indirect
@@ -171,7 +172,6 @@ require (
 	golang.org/x/mod v0.42.0 // indirect
 	golang.org/x/net v0.61.0
 	golang.org/x/sync v0.24.0 // indirect
-	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20261005182115-fad411399dd8 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261005182115-fad411399dd8 // indirect

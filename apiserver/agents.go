@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coder/websocket"
 	"go.uber.org/zap"
@@ -414,6 +415,15 @@ func (a *agentConn) read(ctx context.Context) (agentproto.Message, error) {
 		return m, err
 	}
 	a.lastHeard.Store(time.Now().UnixNano())
+	if typ == websocket.MessageText && !utf8.Valid(data) {
+		// RFC 6455 §8.1: a text frame that is not UTF-8 fails the connection with 1007;
+		// encoding/json would otherwise read it with U+FFFD in place of the bad bytes. The
+		// reader closes at once: the handshake is over before the session ends (CloseNow).
+		const msg = "A text frame must be valid UTF-8."
+		_ = a.send(agentproto.Message{Type: agentproto.TypeError, ErrorCode: "ERR_213", Error: msg})
+		_ = a.ws.Close(websocket.StatusInvalidFramePayloadData, msg)
+		return m, errors.New("agent sent a text frame that is not valid UTF-8")
+	}
 	if typ != websocket.MessageText || json.Unmarshal(data, &m) != nil {
 		a.fail("", "ERR_213", "A message must be one JSON object in a text frame.")
 		return m, errors.New("agent sent a malformed message")

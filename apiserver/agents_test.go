@@ -255,6 +255,56 @@ func TestAgentConnectRefused(t *testing.T) {
 	equal(t, "answer", string(data), `{"type":"error","id":"1","error_code":"ERR_215","error":"The first message must be hello."}`)
 }
 
+// TestAgentInvalidUTF8: a text frame that is not UTF-8, at Hello or in a running session,
+// closes the connection with 1007 (RFC 6455 §8.1) instead of being read with U+FFFD.
+func TestAgentInvalidUTF8(t *testing.T) {
+	c := newTC(t)
+	_, token := c.credential()
+	for _, tt := range []struct {
+		name  string
+		hello bool // say Hello first
+		frame string
+	}{
+		{"in the hello", false, `{"type":"hello","agent_version":"1.2.3","os":"linux` + "\xff" + `"}`},
+		{"in a session", true, `{"type":"heartbeat","id":"` + "\xc3\x28" + `"}`},
+		{"a lone surrogate", true, `{"type":"heartbeat","id":"` + "\xed\xa0\x80" + `"}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			conn, _, err := websocket.Dial(ctx, agentURL(c.srv.URL), &websocket.DialOptions{
+				HTTPHeader: http.Header{"Authorization": {"Bearer " + token}}, Subprotocols: []string{agentproto.Subprotocol},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.CloseNow()
+			if tt.hello {
+				_ = conn.Write(ctx, websocket.MessageText, []byte(`{"type":"hello","id":"1","agent_version":"1.2.3","os":"linux"}`))
+				if _, data, err := conn.Read(ctx); err != nil || !strings.Contains(string(data), `"welcome"`) {
+					t.Fatalf("welcome: %s, %v", data, err)
+				}
+			}
+			if err := conn.Write(ctx, websocket.MessageText, []byte(tt.frame)); err != nil {
+				t.Fatal(err)
+			}
+			// The Error, then the close; the server's own heartbeats may come in between.
+			var answers []string
+			for len(answers) < 2 {
+				var data []byte
+				if _, data, err = conn.Read(ctx); err != nil {
+					break
+				}
+				if !strings.Contains(string(data), `"type":"heartbeat"`) {
+					answers = append(answers, string(data))
+				}
+			}
+			equal(t, "answers", answers, []string{`{"type":"error","error_code":"ERR_213","error":"A text frame must be valid UTF-8."}`})
+			equal(t, "close status", websocket.CloseStatus(err), websocket.StatusInvalidFramePayloadData)
+		})
+	}
+}
+
 func TestAgentBindACL(t *testing.T) {
 	c := newTC(t)
 	for _, d := range []string{"app.example.com", "other.example.com", "*.wild.example.com"} {

@@ -140,6 +140,7 @@ func TestEdgeValidation(t *testing.T) {
 		{"tcp", map[string]any{"ip_restriction": map[string]any{"ip_policy_ids": []string{o.policy}}}, "ERR_7007"},
 		{"tcp", map[string]any{"traffic_policy": map[string]any{"value": httpPolicy}}, "ERR_2248"},
 		{"tcp", map[string]any{"traffic_policy": map[string]any{"value": "{"}}, "ERR_2236"},
+		{"tcp", map[string]any{"traffic_policy": map[string]any{"value": `{"on_tcp_connect":[{"actions":[{"type":"teleport"}]}]}`}}, "ERR_2236"},
 		{"tcp", map[string]any{"mutual_tls": map[string]any{}}, "ERR_214"},
 		{"tls", map[string]any{"mutual_tls": map[string]any{"certificate_authority_ids": []string{o.ca}}}, "ERR_7072"},
 		{"tls", map[string]any{"mutual_tls": map[string]any{"certificate_authority_ids": []string{f.ca}}, "tls_termination": map[string]any{"terminate_at": "upstream"}}, "ERR_7062"},

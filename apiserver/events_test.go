@@ -177,6 +177,8 @@ func TestEventSubscriptions(t *testing.T) {
 	equal(t, "source", src, map[string]any{"type": "api_key_created.v0", "uri": base + "/sources/api_key_created.v0"})
 	c.fails(400, "ERR_5127", "POST", "/event_subscriptions/"+id+"/sources", map[string]any{"type": "api_key_created.v0"})
 	c.fails(400, "ERR_238", "POST", "/event_subscriptions/"+id+"/sources", map[string]any{"type": "api_key_created"})
+	equal(t, "the closest type named", c.fails(400, "ERR_238", "POST", "/event_subscriptions/"+id+"/sources", map[string]any{"type": "reserved_domain_created.v0"})["msg"],
+		`Invalid event type "reserved_domain_created.v0". Did you mean "domain_created.v0"?`)
 	c.fails(400, "ERR_214", "POST", "/event_subscriptions/"+id+"/sources", map[string]any{"type": "api_key_deleted.v0", "filter": "x"})
 	all := c.ok(200, "GET", "/event_subscriptions/"+id+"/sources", nil)
 	equal(t, "sources list", keysOf(all), []string{"sources", "uri"})

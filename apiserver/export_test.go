@@ -10,3 +10,7 @@ const KindAgentReplica = kindAgentReplica
 
 // KindIdempotencyKey is the store kind of the Idempotency-Key records.
 const KindIdempotencyKey = kindIdempotencyKey
+
+// UpgradeRouteSecrets is the start-up step that seals the module secrets of routes stored
+// before they were.
+var UpgradeRouteSecrets = upgradeRouteSecrets

@@ -48,6 +48,11 @@ type family[T any, P interface {
 	inUse func(c *call, obj P, referrers []*store.Object) error
 	// render fills response-only members such as the uri of nested refs.
 	render func(c *call, obj P)
+	// hide and reveal keep members the API returns out of the stored document, in the sealed
+	// secret column: hide returns a copy of obj without them and the secret with them,
+	// leaving obj and secret as they were; reveal puts them back into a decoded object.
+	hide   func(obj P, secret []byte) (P, []byte, error)
+	reveal func(obj P, secret []byte) error
 	// check validates the whole object after a create, a PATCH or a module change, in the
 	// write transaction: rules across members and modules, and across siblings. It may add
 	// refs to w that the object's members alone do not name (e.g. the reserved domains of
@@ -300,7 +305,14 @@ func (f *family[T, P, C, U]) store(w *write[P], put func(context.Context, *store
 			return err
 		}
 	}
-	rec, err := f.record(w.c.who.accountID, w.obj)
+	stored := w.obj
+	if f.hide != nil {
+		var err error
+		if stored, w.secret, err = f.hide(w.obj, w.secret); err != nil {
+			return err
+		}
+	}
+	rec, err := f.record(w.c.who.accountID, stored)
 	if err != nil {
 		return err
 	}
@@ -424,7 +436,10 @@ func (f *family[T, P, C, U]) loadStored(c *call, tx store.Tx) (*store.Object, er
 
 func (f *family[T, P, C, U]) decode(o *store.Object) (P, error) {
 	obj := P(new(T))
-	return obj, json.Unmarshal(o.Doc, obj)
+	if err := json.Unmarshal(o.Doc, obj); err != nil || f.reveal == nil {
+		return obj, err
+	}
+	return obj, f.reveal(obj, o.Secret)
 }
 
 // record builds the stored form of obj: its document without uri members, refs (its own

@@ -74,6 +74,8 @@ var httpsEdgeRoutes = &family[route, *route, api.HTTPSEdgeRouteCreate, api.HTTPS
 		}
 		return nil
 	},
+	hide:   hideRouteSecrets,
+	reveal: revealRouteSecrets,
 	unique: func(_ string, r *route) []string { return []string{"route.match:" + r.EdgeID + ":" + r.Match} },
 	duplicate: func(c *call, tx store.Tx, dup *store.DuplicateError) error {
 		return withDetail(badRequest("ERR_7126", "The match must be unique within the edge; route %s has it.", dup.HolderID), "param", "match")
@@ -140,10 +142,120 @@ var samlModule = moduleDef[*route, api.SAMLModuleRequest, api.SAMLModule]{
 	},
 }.erase()
 
-// routeSecret is what a route keeps in the store's secret column.
+// routeSecret is what a route keeps in the store's secret column: the SAML signing key, and
+// the module secrets the API returns (details.md §8.6, §8.8), which its document holds as "".
 type routeSecret struct {
 	SAMLKeyPEM         string `json:"saml_key_pem,omitempty"`
 	SAMLCertificatePEM string `json:"saml_certificate_pem,omitempty"`
+	OAuthClientSecret  string `json:"oauth_client_secret,omitempty"`
+	OIDCClientSecret   string `json:"oidc_client_secret,omitempty"`
+	WebhookSecret      string `json:"webhook_secret,omitempty"`
+}
+
+// moduleSecrets points at the module secrets of r: the OAuth app's client secret (nil
+// without an app), the OIDC client secret and the webhook verification secret (nil without
+// the module).
+func moduleSecrets(r *route) (oauth **string, oidc, webhook *string) {
+	if r.OAuth != nil {
+		p := &r.OAuth.Provider
+		for _, app := range []*api.OAuthApp{p.Facebook, p.Microsoft, p.Google, p.LinkedIn, p.GitLab, p.Twitch, p.Amazon} {
+			if app != nil {
+				oauth = &app.ClientSecret
+			}
+		}
+		if p.GitHub != nil {
+			oauth = &p.GitHub.ClientSecret
+		}
+	}
+	if r.OIDC != nil {
+		oidc = &r.OIDC.ClientSecret
+	}
+	if r.WebhookVerification != nil {
+		webhook = &r.WebhookVerification.Secret
+	}
+	return oauth, oidc, webhook
+}
+
+// hideRouteSecrets is the route family's hide: a deep copy of r (through JSON, so that no
+// module, app or string is shared with r or the request r was built from) whose module
+// secrets are "", and secret with them; a module that is gone takes its secret along.
+func hideRouteSecrets(r *route, secret []byte) (*route, []byte, error) {
+	var sec routeSecret
+	if len(secret) > 0 {
+		if err := json.Unmarshal(secret, &sec); err != nil {
+			return nil, nil, err
+		}
+	}
+	doc, err := json.Marshal(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	hidden := new(route)
+	if err := json.Unmarshal(doc, hidden); err != nil {
+		return nil, nil, err
+	}
+	sec.OAuthClientSecret, sec.OIDCClientSecret, sec.WebhookSecret = "", "", ""
+	oauth, oidc, webhook := moduleSecrets(hidden)
+	if oauth != nil && *oauth != nil && **oauth != "" {
+		sec.OAuthClientSecret, *oauth = **oauth, new(string)
+	}
+	if oidc != nil {
+		sec.OIDCClientSecret, *oidc = *oidc, ""
+	}
+	if webhook != nil {
+		sec.WebhookSecret, *webhook = *webhook, ""
+	}
+	if sec == (routeSecret{}) {
+		return hidden, nil, nil // empty secrets stay empty
+	}
+	sealed, err := json.Marshal(sec)
+	return hidden, sealed, err
+}
+
+// revealRouteSecrets is the route family's reveal: the module secrets from the secret
+// column into a decoded route. A document from before they moved still holds them.
+func revealRouteSecrets(r *route, secret []byte) error {
+	if len(secret) == 0 {
+		return nil
+	}
+	var sec routeSecret
+	if err := json.Unmarshal(secret, &sec); err != nil {
+		return err
+	}
+	oauth, oidc, webhook := moduleSecrets(r)
+	if oauth != nil && sec.OAuthClientSecret != "" {
+		*oauth = &sec.OAuthClientSecret
+	}
+	if oidc != nil && sec.OIDCClientSecret != "" {
+		*oidc = sec.OIDCClientSecret
+	}
+	if webhook != nil && sec.WebhookSecret != "" {
+		*webhook = sec.WebhookSecret
+	}
+	return nil
+}
+
+// upgradeRouteSecrets moves the module secrets of a route stored before they were sealed
+// out of its document (store.Upgrader, run at start-up); a route without any in its
+// document is left as it is, so a second run changes nothing.
+func upgradeRouteSecrets(o *store.Object) (bool, error) {
+	var r route
+	if err := json.Unmarshal(o.Doc, &r); err != nil {
+		return false, err
+	}
+	oauth, oidc, webhook := moduleSecrets(&r)
+	if (oauth == nil || *oauth == nil || **oauth == "") && (oidc == nil || *oidc == "") && (webhook == nil || *webhook == "") {
+		return false, nil
+	}
+	hidden, secret, err := hideRouteSecrets(&r, o.Secret)
+	if err != nil {
+		return false, err
+	}
+	if o.Doc, err = json.Marshal(hidden); err != nil {
+		return false, err
+	}
+	o.Secret = secret
+	return true, nil
 }
 
 // samlSigningCertificate returns the route's request-signing certificate, generating it and

@@ -75,7 +75,7 @@ func TestSecretsStayOutOfLogsAndDatabase(t *testing.T) {
 
 	// Kept returns only their hashes or keeps them server-side: neither in logs nor at rest in clear.
 	kept := []string{c.token, c.srv.AdminToken, c.srv.SecretKey}
-	// Returned by the API in clear (details.md §8.6), so stored as they are, but never logged.
+	// Returned by the API in clear (details.md §8.6, §8.8), sealed at rest, never logged.
 	returned := []string{"oidc-client-secret-5e1f", "oauth-client-secret-77a0", "whsec-route-secret-c3d2"}
 
 	kept = append(kept, c.srv.NewAccount(t))
@@ -95,14 +95,25 @@ func TestSecretsStayOutOfLogsAndDatabase(t *testing.T) {
 	csr, _ := newCSR(t, "operator")
 	c.ok(201, "POST", "/orchestrator_operators", map[string]any{"enabled_features": []string{"bindings"}, "binding": map[string]any{"csr": csr}})
 
-	route := func(module string, body map[string]any) {
+	// Each module's secret is in the create's answer, the route's GET, the module's GET and the
+	// edge's routes.
+	route := func(module string, body map[string]any, secret string) {
 		edge := str(c.ok(201, "POST", "/edges/https", map[string]any{"description": module})["id"])
-		c.ok(201, "POST", "/edges/https/"+edge+"/routes", map[string]any{"match_type": "path_prefix", "match": "/", module: body})
+		created := c.ok(201, "POST", "/edges/https/"+edge+"/routes", map[string]any{"match_type": "path_prefix", "match": "/", module: body})
+		path := "/edges/https/" + edge + "/routes/" + str(created["id"])
+		for name, answer := range map[string]any{"create": created, "GET": c.ok(200, "GET", path, nil),
+			"module GET": map[string]any{module: c.ok(200, "GET", path+"/"+module, nil)},
+			"edge GET":   c.ok(200, "GET", "/edges/https/"+edge, nil)["routes"].([]any)[0]} {
+			if b, _ := json.Marshal(answer); secret != "" && !bytes.Contains(b, []byte(`"`+secret+`"`)) {
+				t.Errorf("%s %s: the answer lacks the secret: %s", module, name, b)
+			}
+		}
 	}
-	route("oidc", map[string]any{"issuer": "https://idp.example.com", "client_id": "cid", "client_secret": returned[0]})
-	route("oauth", map[string]any{"provider": map[string]any{"google": map[string]any{"client_id": "cid", "client_secret": returned[1]}}})
-	route("webhook_verification", map[string]any{"provider": "TWILIO", "secret": returned[2]})
-	route("saml", map[string]any{"idp_metadata": samlMetadata(t)})
+	route("oidc", map[string]any{"issuer": "https://idp.example.com", "client_id": "cid", "client_secret": returned[0]}, returned[0])
+	route("oauth", map[string]any{"provider": map[string]any{"google": map[string]any{"client_id": "cid", "client_secret": returned[1]}}}, returned[1])
+	route("webhook_verification", map[string]any{"provider": "TWILIO", "secret": returned[2]}, returned[2])
+	route("saml", map[string]any{"idp_metadata": samlMetadata(t)}, "")
+	kept = append(kept, returned...)
 
 	const awsKey, obsKey, cloudKey = "aws-secret-kept-1b2c", "observability-key-kept-9f8e", "cloud-client-secret-kept-4d5e"
 	kept = append(kept, awsKey, obsKey, cloudKey)

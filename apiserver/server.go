@@ -151,6 +151,13 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.MaxConcurrentRequests > 0 {
 		s.concurrency = newConcurrencyCap(opts.MaxConcurrentRequests)
 	}
+	// Routes stored before their module secrets were sealed: once, batch by batch (a
+	// replica starting beside this one does the same, to the same end).
+	if u, ok := opts.Store.(store.Upgrader); ok {
+		if _, err := u.Upgrade(ctx, kindHTTPSEdgeRoute, upgradeRouteSecrets); err != nil {
+			return nil, fmt.Errorf("apiserver: sealing route module secrets: %w", err)
+		}
+	}
 	// Every store call goes through the debug log and the metrics of its timings.
 	opts.Store = loggedStore{Store: opts.Store, log: opts.Logger, metrics: m}
 	s.opts.Store = opts.Store

@@ -230,6 +230,7 @@ resource "warren_tls_edge" "t" {
 		{"hostport twice, in another case", tcp(`hostports = ["a.example.org:1", "A.example.org:1"]`), `(?s)Duplicate hostport.*"A.example.org:1" is listed more than once`},
 		{"empty IP policy list", tcp(`ip_restriction = { ip_policy_ids = [] }`), `needs at least one IP policy`},
 		{"HTTP phase on a TCP edge", tcp(`traffic_policy = { value = jsonencode({ on_http_request = [{ actions = [{ type = "deny" }] }] }) }`), `(?s)on_http_request is not allowed in the traffic policy of a TCP edge`},
+		{"unknown action type", tcp(`traffic_policy = { value = jsonencode({ on_tcp_connect = [{ actions = [{ type = "teleport" }] }] }) }`), `(?s)unknown\s+type\s+"teleport".\s+Supported\s+types\s+are\s+add-headers,`},
 		{"min_version with upstream", tls(`tls_termination = {
     terminate_at = "upstream"
     min_version  = "1.2"

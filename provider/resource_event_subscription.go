@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -58,7 +59,7 @@ func (r *eventSubscriptionResource) Schema(_ context.Context, _ resource.SchemaR
 			"description": descriptionAttribute("subscription"),
 			"metadata":    metadataAttribute(),
 			"sources": schema.SetAttribute{
-				MarkdownDescription: "The event types delivered, e.g. `ip_policy_created.v0`; `[]` for none. Each a type the API knows (details.md §9.1).",
+				MarkdownDescription: "The event types delivered; `[]` for none. Each one of " + eventTypesMarkdown() + ".",
 				ElementType:         types.StringType,
 				Required:            true,
 				Validators:          []validator.Set{setvalidator.ValueStringsAre(validators.String("must be an event type, e.g. ip_policy_created.v0", rules.EventSourceType))},
@@ -137,4 +138,14 @@ func flattenEventSubscription(s *api.EventSubscription, m *eventSubscriptionMode
 	m.Sources = stringSet(sources)
 	m.DestinationIDs = stringSet(refIDs(s.Destinations))
 	m.CreatedAt = types.StringValue(s.CreatedAt)
+}
+
+// eventTypesMarkdown lists the event types the server knows (rules.EventSourceTypes), so the
+// documentation generated from the schema is the server's list.
+func eventTypesMarkdown() string {
+	quoted := make([]string, len(rules.EventSourceTypes))
+	for i, typ := range rules.EventSourceTypes {
+		quoted[i] = "`" + typ + "`"
+	}
+	return strings.Join(quoted, ", ")
 }

@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -12,7 +13,25 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
+
+	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
+
+// TestDocsListEventTypes: the committed documentation of warren_event_subscription lists
+// every event type the server accepts (the schema builds the list from rules.EventSourceTypes;
+// `make docs` writes it), and sends no one to a file users do not have.
+func TestDocsListEventTypes(t *testing.T) {
+	doc, err := os.ReadFile("../docs/resources/event_subscription.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), eventTypesMarkdown()) {
+		t.Errorf("docs/resources/event_subscription.md does not list the event types %v: run 'make docs'", rules.EventSourceTypes)
+	}
+	if strings.Contains(string(doc), "details.md") {
+		t.Error("docs/resources/event_subscription.md refers to details.md")
+	}
+}
 
 // eventDestinations are two destinations for the subscription tests.
 const eventDestinations = `
@@ -140,6 +159,7 @@ resource "warren_event_subscription" "t" {
 		ProtoV6ProviderFactories: providerFactories,
 		Steps: []resource.TestStep{
 			step(`"ip_policy_made.v0"`, ``, `(?s)Invalid\s+event\s+type\s+"ip_policy_made.v0"`),
+			step(`"reserved_domain_created.v0"`, ``, `(?s)Invalid\s+event\s+type\s+"reserved_domain_created.v0".\s+Did\s+you\s+mean\s+"domain_created.v0"\?`),
 			step(`"ip_policy_created.v0"`, `"ipp_2Ajx5GWqUPMFdbJPdrVk8pOL6Ue"`, `(?s)is\s+not\s+an\s+event\s+destination\s+ID`),
 			step(`"ip_policy_created.v0", null`, ``, `(?s)null`),
 		},

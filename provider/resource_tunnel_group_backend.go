@@ -50,7 +50,7 @@ func (r *tunnelGroupBackendResource) Metadata(_ context.Context, req resource.Me
 func (r *tunnelGroupBackendResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "A tunnel group backend balances traffic over the agent tunnels whose labels match its `labels`.\n\n" +
-			"**What the server does today.** It stores the backend, checks its labels and lets weighted and failover backends refer to it. No agents connect to this server yet, so `tunnels` stays empty and no traffic is routed to the backend.",
+			"**What the server does today.** It stores the backend, checks its labels and lets weighted and failover backends refer to it. `tunnels` lists the tunnels of connected agents (`warren-agent`) whose labels include the backend's; the server forwards no traffic yet, so none is routed to the backend.",
 		Attributes: map[string]schema.Attribute{
 			"id":          idAttribute("tunnel group backend"),
 			"description": descriptionAttribute("backend"),
@@ -63,7 +63,7 @@ func (r *tunnelGroupBackendResource) Schema(_ context.Context, _ resource.Schema
 				Default:             mapdefault.StaticValue(types.MapValueMust(types.StringType, map[string]attr.Value{})),
 			},
 			"tunnels": schema.ListAttribute{
-				MarkdownDescription: "IDs of the tunnels that currently match; always empty until agents connect to the server.",
+				MarkdownDescription: "IDs of the tunnels of connected agents whose labels include the backend's, as they stand when read.",
 				ElementType:         types.StringType,
 				Computed:            true,
 			},

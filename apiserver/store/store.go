@@ -158,3 +158,12 @@ type RateBuckets interface {
 type SharedBuckets interface {
 	RateBuckets() RateBuckets
 }
+
+// Upgrader is a store that can rewrite every object of a kind, for an upgrade of stored
+// documents that needs code (a member moved to the sealed secret column).
+type Upgrader interface {
+	// Upgrade calls change on every object of kind, a batch per write transaction, and
+	// updates those it reports changed. change must give the same result when run again on
+	// its own output, and have no effects outside the object: a transaction may run twice.
+	Upgrade(ctx context.Context, kind string, change func(o *Object) (changed bool, err error)) (int, error)
+}

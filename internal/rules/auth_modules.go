@@ -2,8 +2,11 @@ package rules
 
 import (
 	"bytes"
+	"crypto/x509"
+	"encoding/base64"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"net/url"
 	"slices"
 	"strings"
@@ -442,8 +445,8 @@ func SAML(req *api.SAMLModuleRequest) (*api.SAMLModule, error) {
 }
 
 // IdPEntityDescriptor parses SAML IdP metadata: an EntityDescriptor, or an EntitiesDescriptor
-// holding exactly one, that has an IDPSSODescriptor. The server uses it to fill the derived
-// members.
+// holding exactly one, that has an IDPSSODescriptor whose signing certificates parse. The
+// server uses it to fill the derived members.
 func IdPEntityDescriptor(metadata string) (*saml.EntityDescriptor, error) {
 	var root struct{ XMLName xml.Name }
 	if err := xml.Unmarshal([]byte(metadata), &root); err != nil {
@@ -474,7 +477,33 @@ func IdPEntityDescriptor(metadata string) (*saml.EntityDescriptor, error) {
 	if len(ed.IDPSSODescriptors) == 0 {
 		return nil, errors.New("the EntityDescriptor has no IDPSSODescriptor")
 	}
+	if err := idpSigningCertificates(ed); err != nil {
+		return nil, err
+	}
 	return ed, nil
+}
+
+// idpSigningCertificates checks that every certificate the IdP signs with parses: a key
+// descriptor without `use` serves for signing too (SAML metadata §2.4.1.1). One that does not
+// parse would make every assertion fail to verify long after the module was accepted.
+func idpSigningCertificates(ed *saml.EntityDescriptor) error {
+	for _, sso := range ed.IDPSSODescriptors {
+		for _, kd := range sso.KeyDescriptors {
+			if kd.Use != "" && kd.Use != "signing" {
+				continue
+			}
+			for _, c := range kd.KeyInfo.X509Data.X509Certificates {
+				der, err := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(c.Data), ""))
+				if err == nil {
+					_, err = x509.ParseCertificate(der)
+				}
+				if err != nil {
+					return fmt.Errorf("the IDPSSODescriptor's signing certificate is not a base64 DER X.509 certificate (%v)", err)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // xmlError reports an XML error without its raw input; encoding/xml's messages name the

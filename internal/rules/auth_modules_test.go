@@ -241,8 +241,23 @@ func idpMetadata(t *testing.T) string {
 	return string(b)
 }
 
+// withKey adds a KeyDescriptor holding one X509Certificate of the given text to the IdP's
+// IDPSSODescriptor; use "" leaves the attribute out.
+func withKey(md, use, cert string) string {
+	attr := ""
+	if use != "" {
+		attr = ` use="` + use + `"`
+	}
+	kd := `<md:KeyDescriptor` + attr + `><ds:KeyInfo xmlns:ds="http://www.w3.org/2000/09/xmldsig#"><ds:X509Data>` +
+		`<ds:X509Certificate>` + cert + `</ds:X509Certificate></ds:X509Data></ds:KeyInfo></md:KeyDescriptor>`
+	return strings.Replace(md, `WantAuthnRequestsSigned="false">`, `WantAuthnRequestsSigned="false">`+kd, 1)
+}
+
 func TestSAML(t *testing.T) {
 	md := idpMetadata(t)
+	_, leaf, _ := fuzzPEMs(t)
+	cert := strings.Join(strings.Split(leaf, "\n")[1:strings.Count(leaf, "\n")-1], "\n") // the PEM's base64 lines
+	signed := withKey(md, "signing", cert)
 	entities := `<EntitiesDescriptor xmlns="urn:oasis:names:tc:SAML:2.0:metadata">` + strings.TrimPrefix(md, `<?xml version="1.0" encoding="UTF-8"?>`) + `</EntitiesDescriptor>`
 	twoEntities := `<EntitiesDescriptor xmlns="urn:oasis:names:tc:SAML:2.0:metadata">` + strings.Repeat(strings.TrimPrefix(md, `<?xml version="1.0" encoding="UTF-8"?>`), 2) + `</EntitiesDescriptor>`
 	defaults := func(md string) *api.SAMLModule {
@@ -277,6 +292,12 @@ func TestSAML(t *testing.T) {
 		{"too many groups", api.SAMLModuleRequest{IdPMetadata: &md, AuthorizedGroups: strs(MaxAuthListEntries+1, func(i int) string { return strings.Repeat("g", i+1) })}, "ERR_7059", "authorized_groups", nil},
 		{"group too long", api.SAMLModuleRequest{IdPMetadata: &md, AuthorizedGroups: []string{strings.Repeat("g", MaxAuthValueBytes+1)}}, "ERR_7144", "authorized_groups", nil},
 		{"session rule", api.SAMLModuleRequest{IdPMetadata: &md, SessionFieldsRequest: api.SessionFieldsRequest{MaximumDuration: ptr[int64](1)}}, "ERR_7161", "maximum_duration", nil},
+		{"signing certificate", api.SAMLModuleRequest{IdPMetadata: &signed}, "", "", defaults(signed)},
+		{"encryption certificate not read", api.SAMLModuleRequest{IdPMetadata: ptr(withKey(md, "encryption", "not base64"))}, "", "", defaults(withKey(md, "encryption", "not base64"))},
+		{"signing certificate not base64", api.SAMLModuleRequest{IdPMetadata: ptr(withKey(md, "signing", "not base64!"))}, "ERR_7083", "idp_metadata", nil},
+		{"signing certificate not DER", api.SAMLModuleRequest{IdPMetadata: ptr(withKey(md, "signing", "bm90IGEgY2VydGlmaWNhdGU="))}, "ERR_7083", "idp_metadata", nil},
+		{"certificate without use not DER", api.SAMLModuleRequest{IdPMetadata: ptr(withKey(md, "", cert[:len(cert)/2]))}, "ERR_7083", "idp_metadata", nil},
+		{"empty signing certificate", api.SAMLModuleRequest{IdPMetadata: ptr(withKey(md, "signing", ""))}, "ERR_7083", "idp_metadata", nil},
 	} {
 		got, err := SAML(&tt.req)
 		want(t, tt.name, got, err, tt.code, tt.fld, tt.out)

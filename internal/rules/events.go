@@ -188,10 +188,10 @@ func cloudLogsTarget(t *api.EventTargetCloudLogsIngestion) error {
 	return nil
 }
 
-// EventSourceType checks one source type against §9.1 (ERR_238).
+// EventSourceType checks one source type against §9.1 (ERR_238, naming the closest type).
 func EventSourceType(typ string) error {
 	if !slices.Contains(EventSourceTypes, typ) {
-		return violation("ERR_238", "sources", "Invalid event type %s.", Quote(typ))
+		return violation("ERR_238", "sources", "Invalid event type %s.%s", Quote(typ), didYouMean(typ, EventSourceTypes))
 	}
 	return nil
 }

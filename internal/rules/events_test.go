@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
@@ -107,6 +108,19 @@ func TestEventSources(t *testing.T) {
 		if got := code(EventSources(tt.types)); got != tt.code {
 			t.Errorf("EventSources(%q) = %q, want %q", tt.types, got, tt.code)
 		}
+	}
+	for _, tt := range []struct{ typ, msg string }{
+		{"reserved_domain_created.v0", `Invalid event type "reserved_domain_created.v0". Did you mean "domain_created.v0"?`},
+		{"ip_policy_created", `Invalid event type "ip_policy_created". Did you mean "ip_policy_created.v0"?`},
+		{"edge_created.v0", `Invalid event type "edge_created.v0". Did you mean "`}, // a near name, whichever
+		{"teleport", `Invalid event type "teleport".`},
+	} {
+		if err := EventSourceType(tt.typ); code(err) != "ERR_238" || !strings.HasPrefix(err.Error(), tt.msg) {
+			t.Errorf("EventSourceType(%q) = %v, want ERR_238 %q", tt.typ, err, tt.msg)
+		}
+	}
+	if err := EventSourceType("teleport"); strings.Contains(err.Error(), "Did you mean") {
+		t.Errorf("nothing is near teleport: %v", err)
 	}
 	if len(EventSourceTypes) != 4+17*3 {
 		t.Errorf("%d source types", len(EventSourceTypes))

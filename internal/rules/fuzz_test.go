@@ -132,7 +132,7 @@ func FuzzSSHPublicKey(f *testing.F) {
 
 // fuzzPEMs returns a CA and a leaf certificate signed by it, and the leaf's key, in PEM.
 // Ed25519 signatures are deterministic, so the seeds are the same in every run.
-func fuzzPEMs(f *testing.F) (caPEM, leafPEM, leafKeyPEM string) {
+func fuzzPEMs(f testing.TB) (caPEM, leafPEM, leafKeyPEM string) {
 	f.Helper()
 	caKey := ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize))
 	leafKey := ed25519.NewKeyFromSeed([]byte(strings.Repeat("l", ed25519.SeedSize)))

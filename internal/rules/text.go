@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/agext/levenshtein"
 )
 
 // MaxQuoted is how many characters of a caller's value an error message repeats: enough to
@@ -65,4 +67,29 @@ func FreeText(code, field, value string) error {
 		return violation(code, field, "The %s contains %s; of the control characters only tab, newline and carriage return are allowed.", field, bad)
 	}
 	return nil
+}
+
+// Closest returns the name of names nearest to s by edit distance (the first of equals),
+// or "" when none is near: at most half of s's characters changed. An error for an unknown
+// name suggests it, so a near miss needs no list to be read.
+func Closest(s string, names []string) string {
+	n := utf8.RuneCountInString(s)
+	if n > 2*MaxQuoted {
+		return ""
+	}
+	best, bestDist := "", n/2+1
+	for _, name := range names {
+		if d := levenshtein.Distance(s, name, nil); d < bestDist {
+			best, bestDist = name, d
+		}
+	}
+	return best
+}
+
+// didYouMean is the sentence an unknown-name error ends with: Closest, or nothing.
+func didYouMean(s string, names []string) string {
+	if c := Closest(s, names); c != "" {
+		return " Did you mean " + strconv.Quote(c) + "?"
+	}
+	return ""
 }

@@ -75,6 +75,17 @@ func policyMacros() []cel.EnvOption {
 }
 
 // policyPhases are the phases each owner accepts.
+// PolicyActionTypes are the traffic policy action types accepted (the spec names none; these
+// are the actions of the traffic policy language the modules were replaced by). An action
+// whose type is misspelled would otherwise be stored and never run.
+var PolicyActionTypes = []string{
+	"add-headers", "basic-auth", "circuit-breaker", "close-connection", "compress-response",
+	"custom-response", "deny", "forward-internal", "http-request", "jwt-validation", "log",
+	"oauth", "openid-connect", "owasp-crs-request", "owasp-crs-response", "rate-limit",
+	"redirect", "remove-headers", "restrict-ips", "set-vars", "terminate-tls", "url-rewrite",
+	"verify-webhook",
+}
+
 var policyPhases = map[string][]string{
 	PolicyOwnerTCPEdge:    {PhaseTCPConnect},
 	PolicyOwnerTLSEdge:    {PhaseTCPConnect},
@@ -109,8 +120,8 @@ func policyEnv(phase string) (*cel.Env, error) {
 
 // TrafficPolicy checks a traffic_policy module of owner (PolicyOwner…): the value is required
 // and parses as JSON or YAML (ERR_2236); its phases suit the owner (ERR_2248); every rule has
-// a list of string expressions that compile as boolean CEL and at least one action with a
-// type (ERR_2236, naming the phase and rule); at most MaxTrafficPolicyRules rules (ERR_7195).
+// a list of string expressions that compile as boolean CEL and at least one action whose type
+// is one of PolicyActionTypes (ERR_2236, naming the phase and rule); at most MaxTrafficPolicyRules rules (ERR_7195).
 func TrafficPolicy(req *api.TrafficPolicyModuleRequest, owner string) (*api.TrafficPolicyModule, error) {
 	allowed, ok := policyPhases[owner]
 	if !ok {
@@ -264,6 +275,9 @@ func policyRule(phase string, i int, r any) error {
 			if key != "type" && key != "config" {
 				return violation("ERR_2236", "value", "The traffic policy's %s: action %d has an unknown member %s; an action has type and config.", where, j+1, Quote(key))
 			}
+		}
+		if !slices.Contains(PolicyActionTypes, typ) {
+			return violation("ERR_2236", "value", "The traffic policy's %s: action %d has the unknown type %s.%s Supported types are %s.", where, j+1, Quote(typ), didYouMean(typ, PolicyActionTypes), strings.Join(PolicyActionTypes, ", "))
 		}
 	}
 	return nil

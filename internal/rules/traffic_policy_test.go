@@ -80,6 +80,9 @@ on_http_response:
 		{"action not a mapping", `{"on_tcp_connect":[{"actions":["deny"]}]}`, PolicyOwnerTCPEdge, nil, "ERR_2236", "action 1 must be a mapping with a type"},
 		{"unknown action member", `{"on_tcp_connect":[{"actions":[{"type":"deny","conifg":{}}]}]}`, PolicyOwnerTCPEdge, nil, "ERR_2236", `unknown member "conifg"`},
 		{"too many rules", rules(MaxTrafficPolicyRules + 1), PolicyOwnerHTTPSRoute, nil, "ERR_7195", "at most"},
+		{"unknown action type", `{"on_tcp_connect":[{"actions":[{"type":"teleport"}]}]}`, PolicyOwnerTCPEdge, nil, "ERR_2236", `on_tcp_connect rule 1: action 1 has the unknown type "teleport". Supported types are add-headers, basic-auth,`},
+		{"misspelled action type", "on_http_request:\n  - actions: [{type: log}, {type: custom_response}]\n", PolicyOwnerHTTPSRoute, nil, "ERR_2236", `action 2 has the unknown type "custom_response". Did you mean "custom-response"? Supported types are`},
+		{"action type in another case", `{"on_tcp_connect":[{"actions":[{"type":"Deny"}]}]}`, PolicyOwnerTCPEdge, nil, "ERR_2236", `unknown type "Deny". Did you mean "deny"?`},
 	} {
 		value := tt.value
 		got, err := TrafficPolicy(&api.TrafficPolicyModuleRequest{Enabled: tt.enabled, Value: &value}, tt.owner)
@@ -93,6 +96,12 @@ on_http_response:
 		}
 		if err != nil && len(err.Error()) > 600 {
 			t.Errorf("%s: message is %d bytes long", tt.name, len(err.Error()))
+		}
+	}
+	for _, typ := range PolicyActionTypes {
+		value := fmt.Sprintf(`{"on_http_request":[{"actions":[{"type":%q}]}]}`, typ)
+		if _, err := TrafficPolicy(&api.TrafficPolicyModuleRequest{Value: &value}, PolicyOwnerHTTPSRoute); err != nil {
+			t.Errorf("action type %s: %v", typ, err)
 		}
 	}
 	if _, err := TrafficPolicy(&api.TrafficPolicyModuleRequest{}, PolicyOwnerTCPEdge); code(err) != "ERR_2236" {

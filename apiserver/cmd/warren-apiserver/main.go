@@ -120,6 +120,9 @@ func run(ctx context.Context, args []string, env func(string) (string, bool), st
 	}
 	if err := serve(ctx, cfg, stderr); err != nil {
 		fmt.Fprintln(stderr, "warren-apiserver:", err)
+		if errors.Is(err, errDatabaseInUse) {
+			return exitUsage
+		}
 		return exitFailed
 	}
 	return exitOK
@@ -362,6 +365,16 @@ func serve(ctx context.Context, cfg *config, stderr io.Writer) (err error) {
 			scheme = "https"
 		}
 		opts.BaseURL = scheme + "://" + listener.Addr().String()
+	}
+	if !isPostgres(cfg.database) {
+		if err := sqlite.CheckPath(cfg.database); err != nil {
+			return err
+		}
+		var release func(remove bool)
+		if release, err = lockDatabase(cfg.database); err != nil {
+			return err
+		}
+		defer func() { release(err != nil) }() // after the store closes: defers run last in, first out
 	}
 	db, where, discard, err := openStore(ctx, cfg.database, cfg.secretKeys, log)
 	if err != nil {

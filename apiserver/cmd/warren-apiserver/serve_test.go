@@ -17,6 +17,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sqlite"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 )
 
@@ -254,5 +255,38 @@ func TestServeAndRestart(t *testing.T) {
 	}
 	if !warned {
 		t.Fatalf("no warning that the bootstrap key is ignored: %s", out)
+	}
+}
+
+// TestSecondServerRefused: a second server on the SQLite database of a running one exits 2
+// naming the file, and leaves the first serving; the files are the owner's only.
+func TestSecondServerRefused(t *testing.T) {
+	dir := t.TempDir()
+	dbPath := filepath.Join(dir, "w.db")
+	env := map[string]string{"WARREN_DATABASE": dbPath}
+	_, first, stop := serveInBackground(t, []string{"--listen", "127.0.0.1:0"}, env)
+
+	// Bounded: a second server that did start would serve until the context ends.
+	ctx, cancel := context.WithTimeout(t.Context(), guard)
+	defer cancel()
+	var second lockedBuffer
+	code := run(ctx, []string{"--listen", "127.0.0.1:0"}, envOf(env), io.Discard, &second)
+	stderr := second.String()
+	want := "another warren-apiserver is serving the database " + dbPath + " (it holds " + dbPath + ".lock)"
+	if code != exitUsage || !strings.Contains(stderr, want) {
+		t.Fatalf("second start: exit %d, stderr %q; want %d and %q", code, stderr, exitUsage, want)
+	}
+	for _, f := range append(sqlite.Files(dbPath), dbPath+".key", dbPath+".lock") {
+		if fi, err := os.Stat(f); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v, %v; want mode 0600", filepath.Base(f), fi, err)
+		}
+	}
+	if code := stop(); code != 0 {
+		t.Fatalf("the first server: exit %d: %s", code, first.String())
+	}
+	// Stopped, it no longer holds the database.
+	_, _, stop = serveInBackground(t, []string{"--listen", "127.0.0.1:0"}, env)
+	if code := stop(); code != 0 {
+		t.Fatalf("a start after the first stopped: exit %d", code)
 	}
 }

@@ -57,6 +57,9 @@ func Open(ctx context.Context, path string, opts ...sqlstore.Option) (*Store, er
 	if err := CheckPath(path); err != nil {
 		return nil, err
 	}
+	if err := createPrivate(path); err != nil {
+		return nil, fmt.Errorf("sqlite: %s: %w", path, err)
+	}
 	db, err := openStore(ctx, path, opts)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %s: %w", path, err)
@@ -91,6 +94,22 @@ func CheckPath(path string) error {
 		return fmt.Errorf("sqlite: cannot create the database %s: %s is not a directory", path, dir)
 	}
 	return nil
+}
+
+// createPrivate creates a missing database file readable by its owner only (0600), like its
+// key file: it holds every object of every account. SQLite creates the -wal and -shm files
+// with the database's mode. An existing file keeps its mode, which is its owner's choice.
+func createPrivate(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	// Closing is safe: no SQLite connection of this process can have a file open that did
+	// not exist, so no POSIX lock of one is dropped.
+	return f.Close()
 }
 
 func openStore(ctx context.Context, path string, opts []sqlstore.Option) (*Store, error) {

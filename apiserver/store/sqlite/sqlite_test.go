@@ -82,6 +82,31 @@ func TestReopen(t *testing.T) {
 	checkStored(t, openPath(t, path), "t_0001")
 }
 
+// TestFilesArePrivate: a new database and its WAL files are its owner's only (0600), like
+// its key; an existing database keeps its mode.
+func TestFilesArePrivate(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "store.db")
+	s := openPath(t, path)
+	insert(t, s, "t_0001") // the WAL and its index exist while the store is open
+	for _, f := range Files(path) {
+		fi, err := os.Stat(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s has mode %v, want 0600", filepath.Base(f), fi.Mode().Perm())
+		}
+	}
+	shared := filepath.Join(t.TempDir(), "shared.db")
+	if err := os.WriteFile(shared, nil, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	openPath(t, shared)
+	if fi, err := os.Stat(shared); err != nil || fi.Mode().Perm() != 0o640 {
+		t.Errorf("an existing database's mode changed: %v, %v", fi.Mode(), err)
+	}
+}
+
 // TestTwoStores shares one file between two Stores, as two processes would: BEGIN IMMEDIATE
 // and busy_timeout make their writers wait for each other instead of failing with SQLITE_BUSY.
 func TestTwoStores(t *testing.T) {

@@ -136,3 +136,62 @@ func (s *Store) Reseal(ctx context.Context) (int, error) {
 	})
 	return resealed, err
 }
+
+// Upgrade implements store.Upgrader: the objects of kind in ID order, resealBatch per write
+// transaction, each read and updated through the transaction's Get and Update (so the secret
+// is opened and sealed, doc_jsonb follows the document). It returns how many changed.
+func (s *Store) Upgrade(ctx context.Context, kind string, change func(o *store.Object) (bool, error)) (int, error) {
+	upgraded, after := 0, ""
+	for {
+		var n, seen int
+		var last string
+		err := s.Write(ctx, func(stx store.Tx) error {
+			t := stx.(*tx)
+			n, seen, last = 0, 0, after
+			rows, err := t.tx.QueryContext(ctx, t.d.rebind("SELECT id FROM objects WHERE kind = ? AND id > ? ORDER BY id LIMIT ?"), kind, after, resealBatch)
+			if err != nil {
+				return err
+			}
+			var ids []string
+			for rows.Next() {
+				var id string
+				if err := rows.Scan(&id); err != nil {
+					rows.Close()
+					return err
+				}
+				ids = append(ids, id)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			for _, id := range ids {
+				seen, last = seen+1, id
+				o, err := t.Get(ctx, kind, id)
+				if err != nil {
+					return err
+				}
+				changed, err := change(o)
+				if err != nil {
+					return fmt.Errorf("upgrade %s %s: %w", kind, id, err)
+				}
+				if !changed {
+					continue
+				}
+				if err := t.Update(ctx, o); err != nil {
+					return err
+				}
+				n++
+			}
+			return nil
+		})
+		if err != nil {
+			return upgraded, err
+		}
+		upgraded += n
+		if seen < resealBatch {
+			return upgraded, nil
+		}
+		after = last
+	}
+}
