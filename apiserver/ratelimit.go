@@ -8,8 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"go.uber.org/zap"
-
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 )
 
@@ -42,7 +40,6 @@ type rateLimiter struct {
 	lease     int           // tokens taken from the bucket at once
 	leaseTTL  time.Duration // how long leased tokens stay usable
 	buckets   store.RateBuckets
-	log       *zap.Logger
 
 	mu       sync.Mutex
 	accounts map[string]*leasedTokens
@@ -60,9 +57,9 @@ type leasedTokens struct {
 // rateLease is the lease of a shared bucket for an allowance of perMinute.
 func rateLease(perMinute int) int { return min(max(perMinute/100, 1), 100) }
 
-func newRateLimiter(perMinute int, buckets store.RateBuckets, lease int, log *zap.Logger) *rateLimiter {
+func newRateLimiter(perMinute int, buckets store.RateBuckets, lease int) *rateLimiter {
 	return &rateLimiter{
-		perMinute: perMinute, lease: lease, buckets: buckets, log: log,
+		perMinute: perMinute, lease: lease, buckets: buckets,
 		leaseTTL: time.Duration(lease) * time.Minute / time.Duration(perMinute),
 		accounts: map[string]*leasedTokens{},
 	}
@@ -70,7 +67,7 @@ func newRateLimiter(perMinute int, buckets store.RateBuckets, lease int, log *za
 
 // newAccountLimiter is the limiter of one process, on buckets in memory.
 func newAccountLimiter(perMinute int) *rateLimiter {
-	return newRateLimiter(perMinute, newMemoryBuckets(), 1, zap.NewNop())
+	return newRateLimiter(perMinute, newMemoryBuckets(), 1)
 }
 
 func (l *rateLimiter) bucket() store.Bucket { return store.Bucket{Size: l.perMinute, Per: time.Minute} }
@@ -81,6 +78,7 @@ type rateDecision struct {
 	remaining  int           // requests the account may still make at once
 	reset      time.Duration // until the allowance is whole again
 	retryAfter time.Duration // until the next request may pass (when refused)
+	err        error         // taking from a shared bucket failed: the request passes
 }
 
 // allow takes one request from the account's allowance at now, or says how long to wait.
@@ -103,8 +101,9 @@ func (l *rateLimiter) allow(ctx context.Context, accountID string, now time.Time
 	if err != nil {
 		// The limit protects the store; a store that cannot answer this fails the request's
 		// own transaction anyway, so the request is not refused for it.
-		l.log.Error("rate limit: taking from the account's allowance failed; the request passes", zap.Error(err))
-		return l.decide(true, a, now)
+		d := l.decide(true, a, now)
+		d.err = err
+		return d
 	}
 	a.left, a.at, a.tokens = left, now, 0
 	if taken == 0 {
@@ -187,6 +186,9 @@ func (c *call) checkRateLimit() error {
 		return nil
 	}
 	d := l.allow(c.r.Context(), c.who.accountID, c.s.opts.Now())
+	if d.err != nil {
+		c.s.logStoreError(c.log, "rate limit: taking from the account's allowance failed; the request passes", d.err)
+	}
 	h := c.w.Header()
 	h.Set(rateLimitHeader, strconv.Itoa(l.perMinute))
 	h.Set(rateRemainingHeader, strconv.Itoa(d.remaining))

@@ -94,6 +94,7 @@ type Server struct {
 	deliverer      *deliverer                   // nil when this process delivers no events
 	agents         *agentHub                    // the agents connected to this process
 	metrics        *metrics                     // served at GET /metrics
+	outage         *outage                      // the store being unreachable, logged once
 }
 
 // New builds the API server and bootstraps an empty store with one account, its admin user
@@ -137,19 +138,19 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.MaxConcurrentRequests == 0 {
 		opts.MaxConcurrentRequests = DefaultMaxConcurrentRequests
 	}
-	s := &Server{opts: opts, log: opts.Logger, metrics: m}
+	s := &Server{opts: opts, log: opts.Logger, metrics: m, outage: newOutage(opts.Logger, m.storeDown)}
 	if opts.RateLimit > 0 {
 		// Before the store is wrapped: the wrapper hides SharedBuckets.
 		s.limiter = newAccountLimiter(opts.RateLimit)
 		if shared, ok := opts.Store.(store.SharedBuckets); ok && shared.RateBuckets() != nil {
-			s.limiter = newRateLimiter(opts.RateLimit, shared.RateBuckets(), rateLease(opts.RateLimit), opts.Logger)
+			s.limiter = newRateLimiter(opts.RateLimit, shared.RateBuckets(), rateLease(opts.RateLimit))
 		}
 	}
 	if opts.MaxConcurrentRequests > 0 {
 		s.concurrency = newConcurrencyCap(opts.MaxConcurrentRequests)
 	}
 	// Every store call goes through the debug log and the metrics of its timings.
-	opts.Store = loggedStore{Store: opts.Store, log: opts.Logger, metrics: m}
+	opts.Store = loggedStore{Store: opts.Store, log: opts.Logger, metrics: m, outage: s.outage}
 	s.opts.Store = opts.Store
 	token, err := s.bootstrap(ctx)
 	if err != nil {
