@@ -213,7 +213,7 @@ func (h *agentHub) pollCommands() {
 	h.mu.Unlock()
 	for account := range accounts {
 		if err := h.takeCommands(account); err != nil && h.ctx.Err() == nil {
-			h.s.log.Error("agent commands", zap.String("account_id", account), zap.Error(err))
+			h.s.logStoreError(h.s.log, "agent commands", err, zap.String("account_id", account))
 		}
 	}
 }

@@ -41,7 +41,7 @@ func (h *agentHub) tend() {
 		err = h.sweep()
 	}
 	if err != nil && h.ctx.Err() == nil {
-		h.s.log.Error("agent replica lease", zap.Error(err))
+		h.s.logStoreError(h.s.log, "agent replica lease", err)
 	}
 }
 
@@ -107,7 +107,7 @@ func (h *agentHub) beat() {
 		return err
 	})
 	if err != nil && h.ctx.Err() == nil {
-		h.s.log.Error("agent sessions check", zap.Error(err))
+		h.s.logStoreError(h.s.log, "agent sessions check", err)
 	}
 	every := h.s.opts.Agents.Heartbeat
 	for _, a := range conns {

@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"strconv"
 
-	"go.uber.org/zap"
-
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
@@ -31,13 +29,13 @@ type sessionLimits struct {
 	credentialMax, accountMax   int          // 0: no cap
 }
 
-func newSessionLimits(o AgentOptions, shared store.RateBuckets, log *zap.Logger) sessionLimits {
+func newSessionLimits(o AgentOptions, shared store.RateBuckets) sessionLimits {
 	var l sessionLimits
 	if o.CredentialSessionRate > 0 {
-		l.credentialRate = limiterOn("agent_sessions:", o.CredentialSessionRate, shared, log)
+		l.credentialRate = limiterOn("agent_sessions:", o.CredentialSessionRate, shared)
 	}
 	if o.AccountSessionRate > 0 {
-		l.accountRate = limiterOn("agent_sessions:", o.AccountSessionRate, shared, log)
+		l.accountRate = limiterOn("agent_sessions:", o.AccountSessionRate, shared)
 	}
 	l.credentialMax, l.accountMax = max(o.CredentialSessions, 0), max(o.AccountSessions, 0)
 	return l
@@ -56,6 +54,9 @@ func (s *Server) takeSessionRate(c *call, cred *store.Object) error {
 			continue
 		}
 		d := lim.rate.allow(c.r.Context(), lim.key, s.opts.Now())
+		if d.err != nil {
+			s.logStoreError(c.log, "agent session rate: taking from the allowance failed; the session passes", d.err)
+		}
 		if d.allowed {
 			continue
 		}

@@ -340,6 +340,10 @@ func (a *agentConn) run(ip string) {
 			code, msg = ae.ErrorCode, ae.Msg
 		case errors.As(err, &v):
 			code, msg = v.Code, v.Msg
+		case h.s.outage.report(err, false):
+			// Not a refusal of the agent: closed so that it reconnects later.
+			_ = a.ws.Close(websocket.StatusTryAgainLater, "store unavailable")
+			return
 		default:
 			a.log.Error("agent session start", zap.Error(err))
 		}
@@ -400,7 +404,7 @@ func (a *agentConn) endRows() {
 		return err
 	})
 	if err != nil {
-		a.log.Error("agent session cleanup", zap.Error(err))
+		h.s.logStoreError(a.log, "agent session cleanup", err)
 		return // finish tries again
 	}
 	a.rowsGone = true
@@ -504,6 +508,9 @@ func (a *agentConn) errorMessage(id string, err error) agentproto.Message {
 		m.ErrorCode, m.Error = ae.ErrorCode, ae.Msg
 	case errors.As(err, &v):
 		m.ErrorCode, m.Error = v.Code, v.Msg
+	case a.hub.s.outage.report(err, false):
+		e := storeUnavailable()
+		m.ErrorCode, m.Error = e.ErrorCode, e.Msg
 	default:
 		a.log.Error("agent request", zap.Error(err))
 		m.Error = "internal server error"

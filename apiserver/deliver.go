@@ -165,7 +165,7 @@ func (d *deliverer) run(ctx context.Context) {
 			}
 			batch, err := d.s.opts.Store.Claim(ctx, d.holder, d.s.opts.Now(), d.opts.Lease, d.opts.BatchSize)
 			if err != nil && ctx.Err() == nil {
-				d.s.log.Error("claiming event deliveries", zap.Error(err))
+				d.s.logStoreError(d.s.log, "claiming event deliveries", err)
 			}
 			if len(batch) == 0 {
 				free <- struct{}{}
@@ -234,7 +234,7 @@ func (d *deliverer) send(ctx context.Context, batch []*store.Delivery) {
 		d.s.log.Warn("event delivery failed; will retry", append(fields, zap.Int("attempt", batch[0].Attempts+1), zap.String("error", rules.Clip(err.Error())))...)
 	}
 	if err := d.s.opts.Store.Finish(context.WithoutCancel(ctx), d.holder, now, outcomes); err != nil {
-		d.s.log.Error("recording event deliveries", zap.String("destination_id", destinationID), zap.Error(err))
+		d.s.logStoreError(d.s.log, "recording event deliveries", err, zap.String("destination_id", destinationID))
 	}
 }
 
@@ -274,7 +274,7 @@ func (d *deliverer) prune(ctx context.Context, now time.Time) {
 	n, err := d.s.opts.Store.Prune(ctx, now.Add(-d.opts.Retention))
 	switch {
 	case err != nil && ctx.Err() == nil:
-		d.s.log.Error("pruning old events", zap.Error(err))
+		d.s.logStoreError(d.s.log, "pruning old events", err)
 	case n > 0:
 		d.s.log.Info("pruned old events", zap.Int64("events", n))
 	}

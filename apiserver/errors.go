@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
@@ -37,7 +38,8 @@ func withDetail(e *api.Error, key, value string) *api.Error {
 }
 
 // asAPIError turns any error a handler returned into the error body to send: API errors as
-// they are, rule violations as 400s with their code, anything else as an opaque 500.
+// they are, rule violations as 400s with their code, an unreachable store as 503 ERR_251,
+// anything else as an opaque 500.
 func asAPIError(err error) (*api.Error, bool) {
 	var ae *api.Error
 	if errors.As(err, &ae) {
@@ -50,6 +52,9 @@ func asAPIError(err error) (*api.Error, bool) {
 			e.Details["param"] = v.Field
 		}
 		return e, true
+	}
+	if errors.Is(err, store.ErrUnavailable) {
+		return storeUnavailable(), true
 	}
 	return &api.Error{StatusCode: http.StatusInternalServerError, Msg: "internal server error", Details: map[string]string{}}, false
 }

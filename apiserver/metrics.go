@@ -26,6 +26,7 @@ type metrics struct {
 	requestDuration *prometheus.HistogramVec // pattern, method
 	storeDuration   *prometheus.HistogramVec // op: read or write
 	storeRetries    prometheus.Counter
+	storeDown       prometheus.Counter     // warren_store_unavailable_total (outage.go)
 	rateLimited     *prometheus.CounterVec // reason
 	deliveries      *prometheus.CounterVec // target, outcome
 }
@@ -58,6 +59,10 @@ func newMetrics() *metrics {
 			Name: "warren_store_write_retries_total",
 			Help: "Write transactions run again after a serialization failure or a deadlock.",
 		}),
+		storeDown: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "warren_store_unavailable_total",
+			Help: "Failures because the store could not be reached: API requests answered 503 ERR_251 and background work (event delivery, agent sessions, rate limit) that failed.",
+		}),
 		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "warren_rate_limited_requests_total",
 			Help: "API requests refused with 429, by reason: rate (ERR_226, over the account's rate limit) or concurrency (ERR_225, too many at once).",
@@ -70,7 +75,7 @@ func newMetrics() *metrics {
 	for _, reason := range limitReasons {
 		m.rateLimited.WithLabelValues(reason) // both series from the start, at 0
 	}
-	m.registry.MustRegister(m.requests, m.requestDuration, m.storeDuration, m.storeRetries, m.rateLimited, m.deliveries,
+	m.registry.MustRegister(m.requests, m.requestDuration, m.storeDuration, m.storeRetries, m.storeDown, m.rateLimited, m.deliveries,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -143,7 +148,9 @@ func (o outboxCollector) Collect(ch chan<- prometheus.Metric) {
 	n, err := o.s.opts.Store.Pending(ctx)
 	if err != nil {
 		// Left out of this scrape rather than failing it: the other series still tell.
-		o.s.log.Warn("metrics: counting pending event deliveries", zap.Error(err))
+		if !o.s.outage.report(err, false) {
+			o.s.log.Warn("metrics: counting pending event deliveries", zap.Error(err))
+		}
 		return
 	}
 	ch <- prometheus.MustNewConstMetric(outboxDepth, prometheus.GaugeValue, float64(n))
@@ -170,7 +177,10 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	if se, ok := errors.AsType[*store.SchemaError](err); ok {
 		body["failed"], body["msg"] = "migrations", "The database schema is at version "+strconv.FormatInt(se.Have, 10)+"; this server needs version "+strconv.FormatInt(se.Want, 10)+"."
 	}
-	// The store's own error may name hosts or users: the log has it, the body does not.
-	c.log.Warn("not ready", zap.String("failed", body["failed"]), zap.Error(err))
+	// The store's own error may name hosts or users: the log has it (an outage's once), the
+	// body does not.
+	if !s.outage.report(err, false) {
+		c.log.Warn("not ready", zap.String("failed", body["failed"]), zap.Error(err))
+	}
 	_ = c.writeJSON(http.StatusServiceUnavailable, body)
 }

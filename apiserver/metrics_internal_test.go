@@ -21,7 +21,7 @@ func (retryingStore) Write(ctx context.Context, fn func(store.Tx) error) error {
 
 func TestStoreRetriesCounted(t *testing.T) {
 	m := newMetrics()
-	s := loggedStore{Store: retryingStore{}, log: zap.NewNop(), metrics: m}
+	s := loggedStore{Store: retryingStore{}, log: zap.NewNop(), metrics: m, outage: newOutage(zap.NewNop(), m.storeDown)}
 	runs := 0
 	for range 2 {
 		if err := s.Write(context.Background(), func(store.Tx) error { runs++; return nil }); err != nil {

@@ -84,8 +84,8 @@ func (w *statusRecorder) Write(b []byte) (int, error) {
 }
 
 // outer wraps the whole mux: it gives every request an operation id, recovers panics,
-// counts it in the metrics and writes one access log line: at error level for a 5xx, warn for a 429 (a client that should
-// slow down), info otherwise; debug adds a line as the request starts. It never logs headers
+// counts it in the metrics and writes one access log line: at error level for a 5xx, warn for a 429 or 503 (a client that should
+// come back later), info otherwise; debug adds a line as the request starts. It never logs headers
 // or bodies, so tokens cannot leak.
 func (s *Server) outer(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -121,13 +121,14 @@ func (s *Server) outer(next http.Handler) http.Handler {
 	})
 }
 
-// accessLevel is the level of a request's access log line.
+// accessLevel is the level of a request's access log line. A 503, like a 429, tells the
+// client to come back: the cause is logged once where it is known (an outage of the store).
 func accessLevel(status int) zapcore.Level {
 	switch {
+	case status == http.StatusServiceUnavailable, status == http.StatusTooManyRequests:
+		return zapcore.WarnLevel
 	case status >= 500:
 		return zapcore.ErrorLevel
-	case status == http.StatusTooManyRequests:
-		return zapcore.WarnLevel
 	}
 	return zapcore.InfoLevel
 }
@@ -376,10 +377,14 @@ func (c *call) send(status int, body []byte, isJSON bool) {
 }
 
 // writeError renders err as the API's error body. Internal errors are logged (never the
-// request's credentials) and answered with an opaque 500.
+// request's credentials) and answered with an opaque 500; an unreachable store is a 503
+// with Retry-After, logged once per outage (outage.go).
 func (c *call) writeError(err error) {
 	e, known := asAPIError(err)
-	if !known {
+	switch {
+	case c.s.outage.report(err, true):
+		retryAfterStore(c.w.Header())
+	case !known:
 		c.log.Error("internal error", zap.Error(err))
 	}
 	if e.Details == nil {

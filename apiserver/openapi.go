@@ -123,13 +123,18 @@ func (g *openAPIGen) document(baseURL string, patterns []string, ops map[string]
 	conflict := &openapi3.ResponseRef{Value: openapi3.NewResponse().
 		WithDescription("A conflict; a POST whose Idempotency-Key is still being processed has Retry-After.").
 		WithContent(errorBody.Value.Content)}
+	unavailable := &openapi3.ResponseRef{Value: openapi3.NewResponse().
+		WithDescription("The database is not reachable right now (ERR_251): nothing was done; Retry-After says when to try again.").
+		WithContent(errorBody.Value.Content)}
 	errorBody.Value.Headers = headerRefs(hdrOperationID)
 	apiError.Value.Headers = headerRefs(hdrOperationID, hdrRateLimit, hdrRateRemaining, hdrRateReset)
 	rateLimited.Value.Headers = headerRefs(hdrOperationID, hdrRateLimit, hdrRateRemaining, hdrRateReset, hdrRetryAfter)
 	conflict.Value.Headers = headerRefs(hdrOperationID, hdrRateLimit, hdrRateRemaining, hdrRateReset, hdrRetryAfter)
+	unavailable.Value.Headers = headerRefs(hdrOperationID, hdrRateLimit, hdrRateRemaining, hdrRateReset, hdrRetryAfter)
 	components.Responses["APIError"] = apiError
 	components.Responses["RateLimited"] = rateLimited
 	components.Responses["IdempotencyConflict"] = conflict
+	components.Responses["StoreUnavailable"] = unavailable
 	doc := &openapi3.T{
 		OpenAPI: "3.1.0",
 		Info: &openapi3.Info{
@@ -251,8 +256,9 @@ func (g *openAPIGen) operation(method, path string, ro routeOp) *openapi3.Operat
 		o.Responses.Set(strconv.Itoa(st), &openapi3.ResponseRef{Value: resp})
 	}
 	// Every error has the one error body; these are the statuses the checks before the
-	// handler send (version, body, authentication, rate limit) and the unknown ID.
-	errs := map[authKind][]int{authAPI: {400, 403, 404, 429}, authAdmin: {400, 403, 404}, authAgent: {400, 403}}[ro.auth]
+	// handler send (version, body, authentication, rate limit), the unknown ID, and the
+	// store out of reach.
+	errs := map[authKind][]int{authAPI: {400, 403, 404, 429, 503}, authAdmin: {400, 403, 404, 503}, authAgent: {400, 403, 503}}[ro.auth]
 	if ro.auth == authAPI && method == http.MethodPost {
 		errs = append(errs, http.StatusConflict)
 	}
@@ -261,8 +267,11 @@ func (g *openAPIGen) operation(method, path string, ro routeOp) *openapi3.Operat
 		if st != 0 {
 			code = strconv.Itoa(st)
 		}
+		if st == http.StatusServiceUnavailable {
+			ref = "StoreUnavailable"
+		}
 		if ro.auth == authAPI {
-			ref = map[int]string{http.StatusTooManyRequests: "RateLimited", http.StatusConflict: "IdempotencyConflict"}[st]
+			ref = map[int]string{http.StatusTooManyRequests: "RateLimited", http.StatusConflict: "IdempotencyConflict", http.StatusServiceUnavailable: "StoreUnavailable"}[st]
 			if ref == "" {
 				ref = "APIError"
 			}

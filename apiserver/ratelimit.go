@@ -8,8 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"go.uber.org/zap"
-
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 )
 
@@ -43,7 +41,6 @@ type rateLimiter struct {
 	lease     int           // tokens taken from the bucket at once
 	leaseTTL  time.Duration // how long leased tokens stay usable
 	buckets   store.RateBuckets
-	log       *zap.Logger
 
 	mu       sync.Mutex
 	accounts map[string]*leasedTokens // by key: the account's ID for the API
@@ -61,9 +58,9 @@ type leasedTokens struct {
 // rateLease is the lease of a shared bucket for an allowance of perMinute.
 func rateLease(perMinute int) int { return min(max(perMinute/100, 1), 100) }
 
-func newRateLimiter(perMinute int, buckets store.RateBuckets, lease int, log *zap.Logger) *rateLimiter {
+func newRateLimiter(perMinute int, buckets store.RateBuckets, lease int) *rateLimiter {
 	return &rateLimiter{
-		scope: "api:", perMinute: perMinute, lease: lease, buckets: buckets, log: log,
+		scope: "api:", perMinute: perMinute, lease: lease, buckets: buckets,
 		leaseTTL: time.Duration(lease) * time.Minute / time.Duration(perMinute),
 		accounts: map[string]*leasedTokens{},
 	}
@@ -71,15 +68,15 @@ func newRateLimiter(perMinute int, buckets store.RateBuckets, lease int, log *za
 
 // newAccountLimiter is the limiter of one process, on buckets in memory.
 func newAccountLimiter(perMinute int) *rateLimiter {
-	return newRateLimiter(perMinute, newMemoryBuckets(), 1, zap.NewNop())
+	return newRateLimiter(perMinute, newMemoryBuckets(), 1)
 }
 
 // limiterOn is a limiter of perMinute per key of scope: on shared, the store's buckets when
 // replicas share them (leased as rateLease says), else in this process's memory.
-func limiterOn(scope string, perMinute int, shared store.RateBuckets, log *zap.Logger) *rateLimiter {
+func limiterOn(scope string, perMinute int, shared store.RateBuckets) *rateLimiter {
 	l := newAccountLimiter(perMinute)
 	if shared != nil {
-		l = newRateLimiter(perMinute, shared, rateLease(perMinute), log)
+		l = newRateLimiter(perMinute, shared, rateLease(perMinute))
 	}
 	l.scope = scope
 	return l
@@ -93,6 +90,7 @@ type rateDecision struct {
 	remaining  int           // requests the account may still make at once
 	reset      time.Duration // until the allowance is whole again
 	retryAfter time.Duration // until the next request may pass (when refused)
+	err        error         // taking from a shared bucket failed: the request passes
 }
 
 // allow takes one request from key's allowance (the account's, for the API) at now, or says
@@ -116,8 +114,9 @@ func (l *rateLimiter) allow(ctx context.Context, key string, now time.Time) rate
 	if err != nil {
 		// The limit protects the store; a store that cannot answer this fails the request's
 		// own transaction anyway, so the request is not refused for it.
-		l.log.Error("rate limit: taking from the account's allowance failed; the request passes", zap.Error(err))
-		return l.decide(true, a, now)
+		d := l.decide(true, a, now)
+		d.err = err
+		return d
 	}
 	a.left, a.at, a.tokens = left, now, 0
 	if taken == 0 {
@@ -200,6 +199,9 @@ func (c *call) checkRateLimit() error {
 		return nil
 	}
 	d := l.allow(c.r.Context(), c.who.accountID, c.s.opts.Now())
+	if d.err != nil {
+		c.s.logStoreError(c.log, "rate limit: taking from the account's allowance failed; the request passes", d.err)
+	}
 	h := c.w.Header()
 	h.Set(rateLimitHeader, strconv.Itoa(l.perMinute))
 	h.Set(rateRemainingHeader, strconv.Itoa(d.remaining))

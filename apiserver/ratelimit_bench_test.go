@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/zap"
-
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/postgres"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/postgres/pgcluster"
 )
@@ -41,7 +39,7 @@ func BenchmarkRateLimit(b *testing.B) {
 	b.Cleanup(func() { db.Close() })
 	for _, lease := range []int{1, rateLease(DefaultRateLimit)} {
 		b.Run(fmt.Sprintf("postgres/lease=%d", lease), func(b *testing.B) {
-			l := newRateLimiter(perMinute, db.RateBuckets(), lease, zap.NewNop())
+			l := newRateLimiter(perMinute, db.RateBuckets(), lease)
 			l.leaseTTL = time.Hour // the clock is stopped; leases are used up, never lapse
 			run(b, l)
 		})

@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/zap"
-
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sqlite"
 )
 
@@ -49,8 +47,8 @@ func TestLeasedAllowanceIsShared(t *testing.T) {
 	buckets := newMemoryBuckets()
 	const perMinute = 600
 	lease := rateLease(perMinute)
-	a := newRateLimiter(perMinute, buckets, lease, zap.NewNop())
-	b := newRateLimiter(perMinute, buckets, lease, zap.NewNop())
+	a := newRateLimiter(perMinute, buckets, lease)
+	b := newRateLimiter(perMinute, buckets, lease)
 	same(t, "lease", lease, 6)
 	same(t, "lease lapses after", a.leaseTTL, 600*time.Millisecond)
 	now := time.Unix(1_700_000_000, 0)

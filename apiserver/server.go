@@ -95,6 +95,7 @@ type Server struct {
 	agents         *agentHub                    // the agents connected to this process
 	sessionLimits  sessionLimits                // of the agents' sessions, per credential and account
 	metrics        *metrics                     // served at GET /metrics
+	outage         *outage                      // the store being unreachable, logged once
 }
 
 // New builds the API server and bootstraps an empty store with one account, its admin user
@@ -138,16 +139,16 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.MaxConcurrentRequests == 0 {
 		opts.MaxConcurrentRequests = DefaultMaxConcurrentRequests
 	}
-	s := &Server{opts: opts, log: opts.Logger, metrics: m}
+	s := &Server{opts: opts, log: opts.Logger, metrics: m, outage: newOutage(opts.Logger, m.storeDown)}
 	// Before the store is wrapped: the wrapper hides SharedBuckets.
 	var shared store.RateBuckets // nil: the buckets are in this process's memory
 	if sb, ok := opts.Store.(store.SharedBuckets); ok {
 		shared = sb.RateBuckets()
 	}
 	if opts.RateLimit > 0 {
-		s.limiter = limiterOn("api:", opts.RateLimit, shared, opts.Logger)
+		s.limiter = limiterOn("api:", opts.RateLimit, shared)
 	}
-	s.sessionLimits = newSessionLimits(opts.Agents, shared, opts.Logger)
+	s.sessionLimits = newSessionLimits(opts.Agents, shared)
 	if opts.MaxConcurrentRequests > 0 {
 		s.concurrency = newConcurrencyCap(opts.MaxConcurrentRequests)
 	}
@@ -159,7 +160,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		}
 	}
 	// Every store call goes through the debug log and the metrics of its timings.
-	opts.Store = loggedStore{Store: opts.Store, log: opts.Logger, metrics: m}
+	opts.Store = loggedStore{Store: opts.Store, log: opts.Logger, metrics: m, outage: s.outage}
 	s.opts.Store = opts.Store
 	token, err := s.bootstrap(ctx)
 	if err != nil {

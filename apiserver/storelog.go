@@ -12,11 +12,13 @@ import (
 // loggedStore logs every transaction at debug level: which kind, how long it took, how many
 // times it ran and how it failed, on the logger of the request it serves (so with its
 // operation id). Never the objects: their documents and secrets stay out of logs. It also
-// records each one's duration and retries in the metrics.
+// records each one's duration and retries in the metrics, and tells the outage tracker of
+// each one that succeeds.
 type loggedStore struct {
 	store.Store
 	log     *zap.Logger // for calls outside a request, such as the bootstrap
 	metrics *metrics
+	outage  *outage // a transaction that succeeds ends an outage
 }
 
 func (s loggedStore) Read(ctx context.Context, fn func(store.Tx) error) error {
@@ -50,6 +52,9 @@ func (s loggedStore) timed(ctx context.Context, op string, run func(count func()
 	err := run(func() { attempts++ })
 	took := time.Since(start)
 	s.metrics.observeTx(op, took, attempts)
+	if err == nil {
+		s.outage.answered(start)
+	}
 	log := s.log
 	c, _ := ctx.Value(callKey{}).(*call)
 	if c != nil {

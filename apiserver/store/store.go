@@ -105,6 +105,10 @@ var (
 	ErrNotFound = errors.New("store: not found")
 	// ErrExists: an object with this ID is already stored.
 	ErrExists = errors.New("store: id already exists")
+	// ErrUnavailable is in the error of a call that failed because the database could not
+	// be reached or is not taking work now (connection refused or lost, shutting down or
+	// starting up, its file locked by another process): the same call may succeed later.
+	ErrUnavailable = errors.New("store: unavailable")
 )
 
 // SchemaError reports a database whose schema is older than this binary's migrations, such

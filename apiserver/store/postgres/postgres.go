@@ -9,10 +9,14 @@ package postgres
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"embed"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"net"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -41,6 +45,7 @@ var dialect = sqlstore.Dialect{
 	SkipLocked:   " FOR UPDATE SKIP LOCKED",
 	ForUpdate:    " FOR UPDATE",
 	Retryable:    retryable,
+	Unavailable:  unavailable,
 	TakeTokens:   takeTokens,
 }
 
@@ -62,6 +67,42 @@ RETURNING taken, tokens`
 func retryable(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01")
+}
+
+// unavailable: the database cannot be reached or is not taking work now, so the same call
+// may pass later. A server error counts by its SQLSTATE: class 08 (connection exception),
+// 57P01/57P02 (the server ended the session: shutdown, crash of another backend), 57P03
+// (starting up or shutting down), 53300 (too many connections). Otherwise: connecting
+// failed (*pgconn.ConnectError: refused, no socket, timeout), the connection failed
+// (*net.OpError, pgconn's own connection errors, a message cut short), or database/sql
+// found the connection dead. A caller that gave up (context.Canceled) is not an outage;
+// neither are refused credentials, a missing database or any other SQLSTATE.
+func unavailable(err error) bool {
+	if errors.Is(err, context.Canceled) {
+		return false
+	}
+	if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok {
+		switch pgErr.Code {
+		case "57P01", "57P02", "57P03", "53300":
+			return true
+		}
+		return strings.HasPrefix(pgErr.Code, "08")
+	}
+	if _, ok := errors.AsType[*pgconn.ConnectError](err); ok {
+		return true
+	}
+	if _, ok := errors.AsType[*net.OpError](err); ok {
+		return true
+	}
+	// pgconn's errors about the connection (closed, failed to receive or send, timed out)
+	// are the ones that say whether sending again is safe.
+	if _, ok := errors.AsType[interface {
+		error
+		SafeToRetry() bool
+	}](err); ok {
+		return true
+	}
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone)
 }
 
 // Open connects to the database at dsn (a postgres:// URL or a key=value string) and

@@ -17,7 +17,7 @@ import (
 	"path/filepath"
 
 	"github.com/pressly/goose/v3"
-	"modernc.org/sqlite" // registers the "sqlite" driver
+	sqlitedriver "modernc.org/sqlite" // also registers the "sqlite" driver
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sqlstore"
@@ -35,6 +35,7 @@ type Store = sqlstore.Store
 // dialect: SQLite serializes writers itself (BEGIN IMMEDIATE on one connection), so a write
 // practically never needs to run again; retryable names the one error that asks for it.
 var dialect = sqlstore.Dialect{
+	Unavailable: unavailable,
 	JSON:        sqlstore.SQLiteJSON,
 	DocJSONB:    "jsonb(CAST(? AS TEXT))",
 	ReadOptions: sql.TxOptions{ReadOnly: true},
@@ -46,8 +47,25 @@ var dialect = sqlstore.Dialect{
 // after this transaction took its snapshot; running it again reads the new one). A plain
 // SQLITE_BUSY is not: the lock was already waited for for busy_timeout.
 func retryable(err error) bool {
-	var e *sqlite.Error
-	return errors.As(err, &e) && e.Code() == sqlite3.SQLITE_BUSY_SNAPSHOT
+	e, ok := errors.AsType[*sqlitedriver.Error](err)
+	return ok && e.Code() == sqlite3.SQLITE_BUSY_SNAPSHOT
+}
+
+// unavailable: the file is in this process, so nothing is "unreachable" the way a server
+// is; what passes later without anyone fixing the request is a lock another process held
+// past busy_timeout (SQLITE_BUSY), a race on the WAL's locks (SQLITE_PROTOCOL), and a file
+// that cannot be opened now (SQLITE_CANTOPEN: a volume away, no file descriptors left).
+// A full disk, I/O errors or corruption stay internal errors: waiting does not fix them.
+func unavailable(err error) bool {
+	sqliteErr, ok := errors.AsType[*sqlitedriver.Error](err)
+	if !ok {
+		return false
+	}
+	switch sqliteErr.Code() & 0xff { // the primary code of an extended one
+	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_PROTOCOL, sqlite3.SQLITE_CANTOPEN:
+		return true
+	}
+	return false
 }
 
 // Open opens (creating if needed) the database at path and migrates it to the current schema.

@@ -27,5 +27,5 @@ func (r rateBuckets) Take(ctx context.Context, key string, want int, b store.Buc
 	var left float64
 	err := r.s.write.QueryRowContext(ctx, r.s.dialect.TakeTokens,
 		key, want, b.Size, b.Per.Microseconds(), now.UnixMicro()).Scan(&taken, &left)
-	return int(taken), left, err
+	return int(taken), left, r.s.dialect.unavailable(err)
 }

@@ -41,6 +41,10 @@ type Dialect struct {
 	// Retryable reports whether a failed write transaction may succeed when run again
 	// (a serialization failure or a deadlock); nil when the database never asks for that.
 	Retryable func(error) bool
+	// Unavailable reports whether an error means the database cannot be reached or is not
+	// taking work now, rather than a failure of the statement: the store then wraps it in
+	// store.ErrUnavailable. Each database knows its own errors.
+	Unavailable func(error) bool
 	// JSON reads the stored documents for the conditions of List.
 	JSON JSON
 	// DocJSONB makes the column doc_jsonb, the document in the database's binary JSON that
@@ -79,6 +83,14 @@ func (d *Dialect) rebind(query string) string {
 		b.WriteRune(c)
 	}
 	return b.String()
+}
+
+// unavailable wraps err in store.ErrUnavailable when Unavailable says so.
+func (d *Dialect) unavailable(err error) error {
+	if err == nil || d.Unavailable == nil || errors.Is(err, store.ErrUnavailable) || !d.Unavailable(err) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", store.ErrUnavailable, err)
 }
 
 // Store is a store.Store on a SQL database. Writes go through write and reads through read,
@@ -175,7 +187,13 @@ func (s *Store) Close() error {
 	return errors.Join(s.read.Close(), s.write.Close())
 }
 
+// run runs fn in one transaction of db. Every transaction of the store goes through it, so
+// its errors are where the dialect tells an unreachable database (store.ErrUnavailable).
 func (s *Store) run(ctx context.Context, db *sql.DB, opts *sql.TxOptions, fn func(store.Tx) error) error {
+	return s.dialect.unavailable(s.runTx(ctx, db, opts, fn))
+}
+
+func (s *Store) runTx(ctx context.Context, db *sql.DB, opts *sql.TxOptions, fn func(store.Tx) error) error {
 	stmts, err := s.prepared(ctx, db)
 	if err != nil {
 		return err

@@ -39,6 +39,7 @@ type Cluster struct {
 	DSN string
 
 	dir, data, bin string
+	settings       string // the server's options, for Up
 	count          atomic.Int32
 }
 
@@ -81,7 +82,8 @@ func Start(opts Options) (*Cluster, error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	if err := c.run("pg_ctl", "-D", c.data, "-o", settings, "-l", filepath.Join(dir, "log"), "-w", "start"); err != nil {
+	c.settings = settings
+	if err := c.Up(); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
@@ -109,6 +111,17 @@ func (c *Cluster) NewDatabase() (string, error) {
 		return "", err
 	}
 	return c.DSN + " dbname=" + name, nil
+}
+
+// Up starts the server and returns once it accepts connections.
+func (c *Cluster) Up() error {
+	return c.run("pg_ctl", "-D", c.data, "-o", c.settings, "-l", filepath.Join(c.dir, "log"), "-w", "start")
+}
+
+// Down shuts the server down as an operator's restart does (fast: open sessions are ended,
+// no new ones accepted) and returns once it is down; its files stay for Up.
+func (c *Cluster) Down() error {
+	return c.run("pg_ctl", "-D", c.data, "-m", "fast", "-w", "stop")
 }
 
 // Stop stops the cluster at once and removes its files.
