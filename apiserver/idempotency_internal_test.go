@@ -36,7 +36,8 @@ func (onceStore) Write(_ context.Context, fn func(store.Tx) error) error { retur
 // the handler answers next (so that answer is never recorded for replay); an API error,
 // which is the request's own answer, does not.
 func TestStoreFaultMarksTheCall(t *testing.T) {
-	s := loggedStore{Store: onceStore{}, log: zap.NewNop(), metrics: newMetrics()}
+	m := newMetrics()
+	s := loggedStore{Store: onceStore{}, log: zap.NewNop(), metrics: m, outage: newOutage(zap.NewNop(), m.storeDown)}
 	for _, tc := range []struct {
 		err   error
 		fault bool
