@@ -56,7 +56,7 @@ func runScale(ctx context.Context, e *env) (*result, error) {
 	bin := filepath.Join(e.dir, "warren-apiserver")
 	e.logf("scale: building the server")
 	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin,
-		"github.com/warrenhq/terraform-provider-warren/apiserver/cmd/warren-apiserver").CombinedOutput(); err != nil {
+		"github.com/warrenhq/terraform-provider-warren/cmd/warren-apiserver").CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("go build: %v: %s", err, out)
 	}
 	bareDir := filepath.Join(e.dir, "bare")
