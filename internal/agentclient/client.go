@@ -76,16 +76,22 @@ type RefusedError struct {
 }
 
 func (e *RefusedError) Error() string {
+	return describeRefusal("the server refused the agent", e.StatusCode, e.ErrorCode, e.Msg)
+}
+
+// describeRefusal is what a refusal of the agent says: what happened, then the handshake's
+// status, the error code and the message, each when there is one.
+func describeRefusal(what string, status int, code, msg string) string {
 	var b strings.Builder
-	b.WriteString("the server refused the agent")
-	if e.StatusCode != 0 {
-		fmt.Fprintf(&b, " (HTTP %d)", e.StatusCode)
+	b.WriteString(what)
+	if status != 0 {
+		fmt.Fprintf(&b, " (HTTP %d)", status)
 	}
-	if e.ErrorCode != "" {
-		b.WriteString(": " + e.ErrorCode)
+	if code != "" {
+		b.WriteString(": " + code)
 	}
-	if e.Msg != "" {
-		b.WriteString(": " + e.Msg)
+	if msg != "" {
+		b.WriteString(": " + msg)
 	}
 	return b.String()
 }
@@ -103,18 +109,7 @@ type HandshakeError struct {
 }
 
 func (e *HandshakeError) Error() string {
-	var b strings.Builder
-	b.WriteString("the server turned the agent away")
-	if e.StatusCode != 0 {
-		fmt.Fprintf(&b, " (HTTP %d)", e.StatusCode)
-	}
-	if e.ErrorCode != "" {
-		b.WriteString(": " + e.ErrorCode)
-	}
-	if e.Msg != "" {
-		b.WriteString(": " + e.Msg)
-	}
-	return b.String()
+	return describeRefusal("the server turned the agent away", e.StatusCode, e.ErrorCode, e.Msg)
 }
 
 // BindError: the server refused binds. In the first session it ends Run (the configuration

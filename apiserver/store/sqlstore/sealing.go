@@ -61,61 +61,49 @@ func (s *Store) Reseal(ctx context.Context) (int, error) {
 	if s.keys == nil {
 		return 0, sealing.ErrNoKeyring
 	}
-	resealed, after := 0, ""
-	for {
-		var n, seen int
-		var last string
-		err := s.Write(ctx, func(stx store.Tx) error {
-			t := stx.(*tx)
-			n, seen, last = 0, 0, after
-			rows, err := t.tx.QueryContext(ctx, t.d.rebind(
-				"SELECT id, kind, secret FROM objects WHERE id > ? AND secret IS NOT NULL ORDER BY id LIMIT ?"), after, resealBatch)
-			if err != nil {
-				return err
-			}
-			type row struct {
-				id, kind string
-				secret   []byte
-			}
-			var stale []row
-			for rows.Next() {
-				var r row
-				if err := rows.Scan(&r.id, &r.kind, &r.secret); err != nil {
-					rows.Close()
-					return err
-				}
-				seen, last = seen+1, r.id
-				if len(r.secret) > 0 && !s.keys.Current(r.secret) {
-					stale = append(stale, r)
-				}
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
-				return err
-			}
-			for _, r := range stale {
-				plain, err := s.keys.Open(r.kind, r.id, r.secret)
-				if err != nil {
-					return err
-				}
-				if _, err := t.exec(ctx, "UPDATE objects SET secret = ? WHERE id = ?", s.keys.Seal(r.kind, r.id, plain), r.id); err != nil {
-					return err
-				}
-				n++
-			}
-			return nil
-		})
+	resealed, err := s.inBatches(ctx, func(t *tx, after string) (seen, n int, last string, err error) {
+		rows, err := t.tx.QueryContext(ctx, t.d.rebind(
+			"SELECT id, kind, secret FROM objects WHERE id > ? AND secret IS NOT NULL ORDER BY id LIMIT ?"), after, resealBatch)
 		if err != nil {
-			return resealed, err
+			return 0, 0, "", err
 		}
-		resealed += n
-		if seen < resealBatch {
-			break
+		type row struct {
+			id, kind string
+			secret   []byte
 		}
-		after = last
+		var stale []row
+		for rows.Next() {
+			var r row
+			if err := rows.Scan(&r.id, &r.kind, &r.secret); err != nil {
+				rows.Close()
+				return 0, 0, "", err
+			}
+			seen, last = seen+1, r.id
+			if len(r.secret) > 0 && !s.keys.Current(r.secret) {
+				stale = append(stale, r)
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return 0, 0, "", err
+		}
+		for _, r := range stale {
+			plain, err := s.keys.Open(r.kind, r.id, r.secret)
+			if err != nil {
+				return 0, 0, "", err
+			}
+			if _, err := t.exec(ctx, "UPDATE objects SET secret = ? WHERE id = ?", s.keys.Seal(r.kind, r.id, plain), r.id); err != nil {
+				return 0, 0, "", err
+			}
+			n++
+		}
+		return seen, n, last, nil
+	})
+	if err != nil {
+		return resealed, err
 	}
 	// Last: while rows sealed with an old key remain, a start without that key must fail.
-	err := s.Write(ctx, func(stx store.Tx) error {
+	err = s.Write(ctx, func(stx store.Tx) error {
 		t := stx.(*tx)
 		var v []byte
 		err := t.tx.QueryRowContext(ctx, "SELECT value FROM secret_check WHERE id = 1").Scan(&v)
@@ -141,56 +129,65 @@ func (s *Store) Reseal(ctx context.Context) (int, error) {
 // transaction, each read and updated through the transaction's Get and Update (so the secret
 // is opened and sealed, doc_jsonb follows the document). It returns how many changed.
 func (s *Store) Upgrade(ctx context.Context, kind string, change func(o *store.Object) (bool, error)) (int, error) {
-	upgraded, after := 0, ""
-	for {
-		var n, seen int
-		var last string
-		err := s.Write(ctx, func(stx store.Tx) error {
-			t := stx.(*tx)
-			n, seen, last = 0, 0, after
-			rows, err := t.tx.QueryContext(ctx, t.d.rebind("SELECT id FROM objects WHERE kind = ? AND id > ? ORDER BY id LIMIT ?"), kind, after, resealBatch)
+	return s.inBatches(ctx, func(t *tx, after string) (seen, n int, last string, err error) {
+		rows, err := t.tx.QueryContext(ctx, t.d.rebind("SELECT id FROM objects WHERE kind = ? AND id > ? ORDER BY id LIMIT ?"), kind, after, resealBatch)
+		if err != nil {
+			return 0, 0, "", err
+		}
+		var ids []string
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return 0, 0, "", err
+			}
+			ids = append(ids, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return 0, 0, "", err
+		}
+		for _, id := range ids {
+			seen, last = seen+1, id
+			o, err := t.Get(ctx, kind, id)
 			if err != nil {
-				return err
+				return 0, 0, "", err
 			}
-			var ids []string
-			for rows.Next() {
-				var id string
-				if err := rows.Scan(&id); err != nil {
-					rows.Close()
-					return err
-				}
-				ids = append(ids, id)
+			changed, err := change(o)
+			if err != nil {
+				return 0, 0, "", fmt.Errorf("upgrade %s %s: %w", kind, id, err)
 			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
-				return err
+			if !changed {
+				continue
 			}
-			for _, id := range ids {
-				seen, last = seen+1, id
-				o, err := t.Get(ctx, kind, id)
-				if err != nil {
-					return err
-				}
-				changed, err := change(o)
-				if err != nil {
-					return fmt.Errorf("upgrade %s %s: %w", kind, id, err)
-				}
-				if !changed {
-					continue
-				}
-				if err := t.Update(ctx, o); err != nil {
-					return err
-				}
-				n++
+			if err := t.Update(ctx, o); err != nil {
+				return 0, 0, "", err
 			}
-			return nil
+			n++
+		}
+		return seen, n, last, nil
+	})
+}
+
+// inBatches runs batch in one write transaction after another, each on the rows after the
+// last ID the previous one saw, until a batch sees fewer than resealBatch rows; it returns
+// how many rows the batches changed. A batch's transaction may run again (a retry), so it
+// returns its counts rather than adding to them.
+func (s *Store) inBatches(ctx context.Context, batch func(t *tx, after string) (seen, changed int, last string, err error)) (int, error) {
+	total, after := 0, ""
+	for {
+		var seen, changed int
+		var last string
+		err := s.Write(ctx, func(stx store.Tx) (err error) {
+			seen, changed, last, err = batch(stx.(*tx), after)
+			return err
 		})
 		if err != nil {
-			return upgraded, err
+			return total, err
 		}
-		upgraded += n
+		total += changed
 		if seen < resealBatch {
-			return upgraded, nil
+			return total, nil
 		}
 		after = last
 	}
