@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
@@ -104,7 +105,7 @@ func (s *Server) adminCreateAccount(c *call) error {
 		return err
 	}
 	if strings.TrimSpace(in.Name) == "" {
-		return badRequest("ERR_215", "The account name must not be empty.")
+		return apierr.BadRequest("ERR_215", "The account name must not be empty.")
 	}
 	if err := identifiers("ERR_215", "name", in.Name, "admin_email", in.AdminEmail); err != nil {
 		return err
@@ -133,19 +134,19 @@ func (s *Server) adminCreateUser(c *call) error {
 		return err
 	}
 	if in.Role != api.RoleAdmin && in.Role != api.RoleMember {
-		return badRequest("ERR_215", "The role must be %q or %q.", api.RoleAdmin, api.RoleMember)
+		return apierr.BadRequest("ERR_215", "The role must be %q or %q.", api.RoleAdmin, api.RoleMember)
 	}
 	if err := rules.Identifier("ERR_215", "email", in.Email); err != nil {
 		return err
 	}
 	if !strings.Contains(in.Email, "@") {
-		return badRequest("ERR_215", "The email %s is not valid.", rules.Quote(in.Email))
+		return apierr.BadRequest("ERR_215", "The email %s is not valid.", rules.Quote(in.Email))
 	}
 	var grant api.AdminGrant
 	err := s.opts.Store.Write(c.r.Context(), func(tx store.Tx) error {
 		obj, err := tx.Get(c.r.Context(), kindAccount, c.r.PathValue("account_id"))
 		if errors.Is(err, store.ErrNotFound) {
-			return notFound()
+			return apierr.NotFound()
 		} else if err != nil {
 			return err
 		}
@@ -155,7 +156,7 @@ func (s *Server) adminCreateUser(c *call) error {
 		grant.User, grant.APIKey, err = s.insertGrant(c.r.Context(), tx, obj.ID, in.Email, in.Role, "")
 		var dup *store.DuplicateError
 		if errors.As(err, &dup) {
-			return badRequest("ERR_215", "A user with the email %s already exists in the account.", rules.Quote(in.Email))
+			return apierr.BadRequest("ERR_215", "A user with the email %s already exists in the account.", rules.Quote(in.Email))
 		}
 		return err
 	})

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
@@ -68,9 +69,9 @@ func (a *agentConn) bind(m agentproto.Message) (agentproto.Message, error) {
 			var dup *store.DuplicateError
 			if errors.As(err, &dup) {
 				if m.Addr != "" {
-					return badRequest("ERR_7115", "The address %s is already bound by another tunnel.", m.Addr)
+					return apierr.BadRequest("ERR_7115", "The address %s is already bound by another tunnel.", m.Addr)
 				}
-				return badRequest("ERR_7119", "The hostname %s is already bound by another tunnel.", m.Hostname)
+				return apierr.BadRequest("ERR_7119", "The hostname %s is already bound by another tunnel.", m.Hostname)
 			}
 			return err
 		}
@@ -109,7 +110,7 @@ func (a *agentConn) unbind(m agentproto.Message) error {
 			err = store.ErrNotFound
 		}
 		if isNotFound(err) {
-			return withDetail(badRequest("ERR_215", "The session has no tunnel %s.", rules.Quote(m.TunnelID)), "param", "tunnel_id")
+			return apierr.WithDetail(apierr.BadRequest("ERR_215", "The session has no tunnel %s.", rules.Quote(m.TunnelID)), "param", "tunnel_id")
 		}
 		if err != nil {
 			return err
@@ -122,7 +123,7 @@ func (a *agentConn) unbind(m agentproto.Message) error {
 // tls), addr (tcp) or labels; endpoint bindings default to ["public"].
 func checkBind(m *agentproto.Message) error {
 	invalid := func(param, format string, args ...any) error {
-		return withDetail(badRequest("ERR_215", format, args...), "param", param)
+		return apierr.WithDetail(apierr.BadRequest("ERR_215", format, args...), "param", param)
 	}
 	if m.Labels != nil && m.Proto == "" {
 		m.Proto = "http"
@@ -190,7 +191,7 @@ func aclAllows(acl []string, m agentproto.Message) error {
 		slices.Sort(keys)
 		for _, k := range keys {
 			if !slices.ContainsFunc(acl, func(rule string) bool { return labelRuleMatches(rule, k, m.Labels[k]) }) {
-				return withDetail(badRequest(bindCodeDenied, "The credential's ACL does not allow binding the label %s.", rules.Quote(k+"="+m.Labels[k])), "param", "labels")
+				return apierr.WithDetail(apierr.BadRequest(bindCodeDenied, "The credential's ACL does not allow binding the label %s.", rules.Quote(k+"="+m.Labels[k])), "param", "labels")
 			}
 		}
 		return nil
@@ -208,7 +209,7 @@ func aclAllows(acl []string, m agentproto.Message) error {
 		}
 		what = "the hostname " + m.Hostname
 	}
-	return withDetail(badRequest(bindCodeDenied, "The credential's ACL does not allow binding %s.", rules.Clip(what)), "param", "acl")
+	return apierr.WithDetail(apierr.BadRequest(bindCodeDenied, "The credential's ACL does not allow binding %s.", rules.Clip(what)), "param", "acl")
 }
 
 func domainRuleMatches(rule, hostname string) bool {
@@ -242,11 +243,11 @@ func boundOwner(ctx context.Context, tx store.Tx, accountID string, m agentproto
 		o, err := tx.Lookup(ctx, addrKey(m.Addr))
 		switch {
 		case isNotFound(err):
-			return "", withDetail(badRequest("ERR_7113", "The address %s is not reserved.", rules.Quote(m.Addr)), "param", "addr")
+			return "", apierr.WithDetail(apierr.BadRequest("ERR_7113", "The address %s is not reserved.", rules.Quote(m.Addr)), "param", "addr")
 		case err != nil:
 			return "", err
 		case o.AccountID != accountID:
-			return "", withDetail(badRequest("ERR_7114", "The address %s is reserved by another account.", rules.Quote(m.Addr)), "param", "addr")
+			return "", apierr.WithDetail(apierr.BadRequest("ERR_7114", "The address %s is reserved by another account.", rules.Quote(m.Addr)), "param", "addr")
 		}
 		return o.ID, nil
 	}
@@ -268,11 +269,11 @@ func boundOwner(ctx context.Context, tx store.Tx, accountID string, m agentproto
 			return "", err
 		}
 		if o.AccountID != accountID {
-			return "", withDetail(badRequest("ERR_7118", "The hostname %s is reserved by another account.", rules.Quote(m.Hostname)), "param", "hostname")
+			return "", apierr.WithDetail(apierr.BadRequest("ERR_7118", "The hostname %s is reserved by another account.", rules.Quote(m.Hostname)), "param", "hostname")
 		}
 		return o.ID, nil
 	}
-	return "", withDetail(badRequest("ERR_7117", "The hostname %s is not a reserved domain of the account, nor under one of its wildcard domains.", rules.Quote(m.Hostname)), "param", "hostname")
+	return "", apierr.WithDetail(apierr.BadRequest("ERR_7117", "The hostname %s is not a reserved domain of the account, nor under one of its wildcard domains.", rules.Quote(m.Hostname)), "param", "hostname")
 }
 
 // newEndpoint is the endpoint of a hostname or address tunnel (details.md §7.5).

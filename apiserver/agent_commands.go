@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
@@ -81,9 +82,9 @@ func sessionCommandRoutes(v *view[api.TunnelSession], s *Server, mux *router) {
 func commandError(s *Server, name string, m agentproto.Message, err error) error {
 	switch {
 	case errors.Is(err, errCommandTimeout) || errors.Is(err, context.DeadlineExceeded):
-		return apiErr(http.StatusGatewayTimeout, "ERR_810", "The agent did not answer the %s command within %s.", name, s.opts.Agents.CommandTimeout)
+		return apierr.New(http.StatusGatewayTimeout, "ERR_810", "The agent did not answer the %s command within %s.", name, s.opts.Agents.CommandTimeout)
 	case errors.Is(err, errAgentGone):
-		return apiErr(http.StatusBadGateway, "ERR_810", "The agent's connection ended before it answered the %s command.", name)
+		return apierr.New(http.StatusBadGateway, "ERR_810", "The agent's connection ended before it answered the %s command.", name)
 	case err != nil:
 		return err
 	case m.ErrorCode != "" || m.Error != "":
@@ -94,7 +95,7 @@ func commandError(s *Server, name string, m agentproto.Message, err error) error
 		if msg == "" {
 			msg = "The agent could not " + name + "."
 		}
-		return badRequest(code, "%s", msg)
+		return apierr.BadRequest(code, "%s", msg)
 	}
 	return nil
 }

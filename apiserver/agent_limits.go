@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
@@ -62,7 +63,7 @@ func (s *Server) takeSessionRate(c *call, cred *store.Object) error {
 		}
 		secs := ceilSeconds(d.retryAfter)
 		c.w.Header().Set(retryAfterHeader, strconv.Itoa(secs))
-		return apiErr(http.StatusTooManyRequests, agentproto.ErrSessionRate, "Too many new agent sessions: at most %d per 60 seconds per %s. Retry in %d seconds.", lim.rate.perMinute, lim.what, secs)
+		return apierr.New(http.StatusTooManyRequests, agentproto.ErrSessionRate, "Too many new agent sessions: at most %d per 60 seconds per %s. Retry in %d seconds.", lim.rate.perMinute, lim.what, secs)
 	}
 	return nil
 }
@@ -87,7 +88,7 @@ func (s *Server) checkHeldSessions(ctx context.Context, tx store.Tx, cred *store
 			return err
 		}
 		if n >= lim.max {
-			return apiErr(http.StatusTooManyRequests, agentproto.ErrTooManySessions, "Too many agent sessions: the %s holds %d, the most it may hold at once. Retry when one has ended.", lim.what, n)
+			return apierr.New(http.StatusTooManyRequests, agentproto.ErrTooManySessions, "Too many agent sessions: the %s holds %d, the most it may hold at once. Retry when one has ended.", lim.what, n)
 		}
 	}
 	return nil

@@ -16,6 +16,7 @@ import (
 	"github.com/coder/websocket"
 	"go.uber.org/zap"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
@@ -234,14 +235,14 @@ func (s *Server) agentConnect(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !slices.Contains(websocketProtocols(r), agentproto.Subprotocol) {
-		c.writeError(withDetail(badRequest("ERR_215", "The agent must speak the WebSocket subprotocol %s.", agentproto.Subprotocol), "param", "Sec-WebSocket-Protocol"))
+		c.writeError(apierr.WithDetail(apierr.BadRequest("ERR_215", "The agent must speak the WebSocket subprotocol %s.", agentproto.Subprotocol), "param", "Sec-WebSocket-Protocol"))
 		return
 	}
 	h := s.agents
 	h.wg.Add(1)
 	defer h.wg.Done()
 	if h.ctx.Err() != nil {
-		c.writeError(apiErr(http.StatusServiceUnavailable, "", "The server is shutting down."))
+		c.writeError(apierr.New(http.StatusServiceUnavailable, "", "The server is shutting down."))
 		return
 	}
 	if err := s.takeSessionRate(c, cred); err != nil {
@@ -281,23 +282,23 @@ func (s *Server) agentCredential(c *call) (*store.Object, error) {
 		return nil, err
 	}
 	if header == "" {
-		return nil, forbidden("ERR_200", "The Authorization header is missing. Send 'Authorization: Bearer <tunnel credential token>'.")
+		return nil, apierr.Forbidden("ERR_200", "The Authorization header is missing. Send 'Authorization: Bearer <tunnel credential token>'.")
 	}
 	scheme, token, ok := strings.Cut(header, " ")
 	token = strings.TrimSpace(token)
 	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
-		return nil, forbidden("ERR_201", "The Authorization header could not be parsed; expected 'Bearer <tunnel credential token>'.")
+		return nil, apierr.Forbidden("ERR_201", "The Authorization header could not be parsed; expected 'Bearer <tunnel credential token>'.")
 	}
 	body, _, ok := ids.SplitToken(token)
 	if !ok {
 		// Never echoed: a mistyped token is still a secret.
-		return nil, forbidden("ERR_202", "The credential does not look like a tunnel credential token (FIRSTPART_SECONDPART).")
+		return nil, apierr.Forbidden("ERR_202", "The credential does not look like a tunnel credential token (FIRSTPART_SECONDPART).")
 	}
 	var cred *store.Object
 	err = s.opts.Store.Read(c.r.Context(), func(tx store.Tx) error {
 		o, err := tx.Get(c.r.Context(), kindCredential, ids.Credential+body)
 		if isNotFound(err) {
-			return forbidden("ERR_203", "The tunnel credential token is not valid: it is unknown or was revoked.")
+			return apierr.Forbidden("ERR_203", "The tunnel credential token is not valid: it is unknown or was revoked.")
 		}
 		if err != nil {
 			return err
@@ -307,7 +308,7 @@ func (s *Server) agentCredential(c *call) (*store.Object, error) {
 			return err
 		}
 		if !ids.TokenMatches(token, secret.TokenHash) {
-			return forbidden("ERR_203", "The tunnel credential token is not valid: it is unknown or was revoked.")
+			return apierr.Forbidden("ERR_203", "The tunnel credential token is not valid: it is unknown or was revoked.")
 		}
 		cred = o
 		return s.checkHeldSessions(c.r.Context(), tx, o)
@@ -509,7 +510,7 @@ func (a *agentConn) errorMessage(id string, err error) agentproto.Message {
 	case errors.As(err, &v):
 		m.ErrorCode, m.Error = v.Code, v.Msg
 	case a.hub.s.outage.report(err, false):
-		e := storeUnavailable()
+		e := apierr.StoreUnavailable()
 		m.ErrorCode, m.Error = e.ErrorCode, e.Msg
 	default:
 		a.log.Error("agent request", zap.Error(err))
@@ -548,7 +549,7 @@ func (a *agentConn) start(hello agentproto.Message, ip string) error {
 	err = s.opts.Store.Write(ctx, func(tx store.Tx) error {
 		cred, err := tx.Get(ctx, kindCredential, a.credentialID)
 		if isNotFound(err) {
-			return forbidden("ERR_203", "The tunnel credential was revoked.")
+			return apierr.Forbidden("ERR_203", "The tunnel credential was revoked.")
 		} else if err != nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 )
@@ -150,7 +151,7 @@ func (c *call) checkAPIRestriction(tx store.Tx, stored *store.Object) (restricti
 	}
 	v := restrictionVerdict{restrictionID: x.ID, allowed: ipAllowed(rules, c.clientIP()), enforced: x.Enforced}
 	if !v.allowed && v.enforced {
-		return v, forbidden("ERR_220", "The IP address %s is not allowed by the account's API IP restriction %s.", c.clientIPText(), x.ID)
+		return v, apierr.Forbidden("ERR_220", "The IP address %s is not allowed by the account's API IP restriction %s.", c.clientIPText(), x.ID)
 	}
 	return v, nil
 }
@@ -180,7 +181,7 @@ func (c *call) guardLockOut(tx store.Tx, restrictionID string, policyIDs []strin
 	if ipAllowed(rules, c.clientIP()) {
 		return nil
 	}
-	return withDetail(badRequest("ERR_220",
+	return apierr.WithDetail(apierr.BadRequest("ERR_220",
 		"This change would lock you out: the enforced API IP restriction %s would not allow your IP address %s. "+
 			"Allow that address first, or stage the restriction with enforced: false and enforce it from an allowed address.",
 		restrictionID, c.clientIPText()), "param", "enforced")

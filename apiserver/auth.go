@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
@@ -38,20 +39,20 @@ func (c *call) authenticate() error {
 		return err
 	}
 	if header == "" {
-		return forbidden("ERR_200", "The Authorization header is missing. Send 'Authorization: Bearer <API key token>'.")
+		return apierr.Forbidden("ERR_200", "The Authorization header is missing. Send 'Authorization: Bearer <API key token>'.")
 	}
 	scheme, token, ok := strings.Cut(header, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
-		return forbidden("ERR_201", "The Authorization header could not be parsed; expected 'Bearer <API key token>'.")
+		return apierr.Forbidden("ERR_201", "The Authorization header could not be parsed; expected 'Bearer <API key token>'.")
 	}
 	token = strings.TrimSpace(token)
 	if strings.HasPrefix(token, ids.APIKey) {
-		return forbidden("ERR_208", "The credential is an API key ID, not its token. Use the token returned when the key was created.")
+		return apierr.Forbidden("ERR_208", "The credential is an API key ID, not its token. Use the token returned when the key was created.")
 	}
 	body, _, ok := ids.SplitToken(token)
 	if !ok {
 		// Never echoed: a mistyped token is still a secret.
-		return forbidden("ERR_202", "The credential does not look like a valid API key token (FIRSTPART_SECONDPART).")
+		return apierr.Forbidden("ERR_202", "The credential does not look like a valid API key token (FIRSTPART_SECONDPART).")
 	}
 	var who principal
 	var verdict restrictionVerdict
@@ -60,9 +61,9 @@ func (c *call) authenticate() error {
 		key, with, err := tx.GetWith(c.r.Context(), kindAPIKey, ids.APIKey+body, apiRestrictionAccountKey)
 		if errors.Is(err, store.ErrNotFound) {
 			if _, err := tx.Get(c.r.Context(), kindCredential, ids.Credential+body); err == nil {
-				return forbidden("ERR_206", "The credential is a tunnel authtoken, not an API key. Create an API key for this API.")
+				return apierr.Forbidden("ERR_206", "The credential is a tunnel authtoken, not an API key. Create an API key for this API.")
 			}
-			return forbidden("ERR_203", "The API key token is not valid: it is unknown or was revoked.")
+			return apierr.Forbidden("ERR_203", "The API key token is not valid: it is unknown or was revoked.")
 		}
 		if err != nil {
 			return err
@@ -72,7 +73,7 @@ func (c *call) authenticate() error {
 			return err
 		}
 		if !ids.TokenMatches(token, secret.TokenHash) {
-			return forbidden("ERR_203", "The API key token is not valid: it is unknown or was revoked.")
+			return apierr.Forbidden("ERR_203", "The API key token is not valid: it is unknown or was revoked.")
 		}
 		// Only the members authentication reads are decoded, here and in principalOf: a
 		// request does not allocate the rest of each document.
@@ -116,7 +117,7 @@ func (c *call) authenticate() error {
 func authorizationHeader(r *http.Request) (string, error) {
 	values := r.Header.Values("Authorization")
 	if len(values) > 1 {
-		return "", forbidden("ERR_201", "The request has %d Authorization headers; send exactly one 'Authorization: Bearer <token>'.", len(values))
+		return "", apierr.Forbidden("ERR_201", "The request has %d Authorization headers; send exactly one 'Authorization: Bearer <token>'.", len(values))
 	}
 	return r.Header.Get("Authorization"), nil
 }
@@ -160,7 +161,7 @@ func principalOf(accountID string, obj *store.Object) (principal, error) {
 		return principal{}, err
 	}
 	if !su.Active {
-		return principal{}, forbidden("ERR_203", "The API key's owner %s is inactive.", su.ID)
+		return principal{}, apierr.Forbidden("ERR_203", "The API key's owner %s is inactive.", su.ID)
 	}
 	// Service users act with member rights: they may not manage principals.
 	return principal{accountID: accountID, id: su.ID, role: api.RoleMember, subject: su.Name}, nil

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
@@ -125,7 +126,7 @@ func applyHTTPResponse(in *api.HTTPResponseBackendCreate, b *api.HTTPResponseBac
 var staticBackends = backendFamily("backend_static", api.StaticBackends, &family[api.StaticBackend, *api.StaticBackend, api.StaticBackendCreate, api.StaticBackendCreate]{
 	create: func(c *call, tx store.Tx, in *api.StaticBackendCreate, b *api.StaticBackend) (any, error) {
 		if in.Address == nil {
-			return nil, withDetail(badRequest("ERR_6505", "The address is required: host:port."), "param", "address")
+			return nil, apierr.WithDetail(apierr.BadRequest("ERR_6505", "The address is required: host:port."), "param", "address")
 		}
 		return nil, applyStatic(in, b)
 	},
@@ -192,7 +193,7 @@ func applyTunnelGroup(in *api.TunnelGroupBackendCreate, b *api.TunnelGroupBacken
 func requireBackends(c *call, tx store.Tx, self string, children []string) error {
 	for _, id := range children {
 		if id == self {
-			return withDetail(badRequest("ERR_215", "A backend cannot reference itself."), "param", "backends")
+			return apierr.WithDetail(apierr.BadRequest("ERR_215", "A backend cannot reference itself."), "param", "backends")
 		}
 		if err := requireBackend(c, tx, id, "backends"); err != nil {
 			return err
@@ -205,10 +206,10 @@ func requireBackends(c *call, tx store.Tx, self string, children []string) error
 // of the account (ERR_6501). param names the member in the error.
 func requireBackend(c *call, tx store.Tx, id, param string) error {
 	if !slices.Contains(backendPrefixes, prefixOf(id)) {
-		return withDetail(badRequest("ERR_6526", "%s is not a backend ID.", rules.Quote(id)), "param", param)
+		return apierr.WithDetail(apierr.BadRequest("ERR_6526", "%s is not a backend ID.", rules.Quote(id)), "param", param)
 	}
 	if _, err := c.lookup(tx, id, backendPrefixes...); isNotFound(err) {
-		return withDetail(badRequest("ERR_6501", "The backend %s does not exist.", rules.Quote(id)), "param", param)
+		return apierr.WithDetail(apierr.BadRequest("ERR_6501", "The backend %s does not exist.", rules.Quote(id)), "param", param)
 	} else if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	json "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
 
@@ -83,16 +84,16 @@ func (c *call) readBody() ([]byte, error) {
 func bodyReadError(err error) error {
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
-		return badRequest("ERR_212", "The request body is larger than %d bytes.", tooBig.Limit)
+		return apierr.BadRequest("ERR_212", "The request body is larger than %d bytes.", tooBig.Limit)
 	}
-	return badRequest("ERR_212", "The request body could not be read.")
+	return apierr.BadRequest("ERR_212", "The request body could not be read.")
 }
 
 // decodeObject decodes one JSON object strictly into dst, as decodeBody says.
 func decodeObject(raw []byte, dst any) (map[string]jsontext.Value, error) {
 	// v2 would decode null into a struct as "nothing given": only an object is a request.
 	if kind := jsontext.NewDecoder(bytes.NewReader(raw)).PeekKind(); kind != jsontext.KindBeginObject && kind != jsontext.KindInvalid {
-		return nil, badRequest("ERR_213", "The request body must be a JSON object, not %s.", kindName(kind))
+		return nil, apierr.BadRequest("ERR_213", "The request body must be a JSON object, not %s.", kindName(kind))
 	}
 	// The syntax first (duplicates and UTF-8 at every depth), so that a duplicated or
 	// malformed member is reported as such rather than as whatever the struct makes of it.
@@ -112,15 +113,15 @@ func syntaxError(err error) error {
 	if !errors.As(err, &syn) {
 		var sem *json.SemanticError // an object whose members are not all strings, …
 		if errors.As(err, &sem) {
-			return badRequest("ERR_213", "The request body is not a JSON object of members.")
+			return apierr.BadRequest("ERR_213", "The request body is not a JSON object of members.")
 		}
-		return badRequest("ERR_213", "The request body could not be parsed as JSON.")
+		return apierr.BadRequest("ERR_213", "The request body could not be parsed as JSON.")
 	}
 	param := pointerParam(syn.JSONPointer)
 	if errors.Is(err, jsontext.ErrDuplicateName) {
-		return withDetail(badRequest("ERR_213", "The member %s is given more than once.", rules.Quote(param)), "param", rules.Clip(param))
+		return apierr.WithDetail(apierr.BadRequest("ERR_213", "The member %s is given more than once.", rules.Quote(param)), "param", rules.Clip(param))
 	}
-	e := badRequest("ERR_213", "The request body is not valid JSON: %s (at byte %d).", rules.Clip(syn.Err.Error()), syn.ByteOffset)
+	e := apierr.BadRequest("ERR_213", "The request body is not valid JSON: %s (at byte %d).", rules.Clip(syn.Err.Error()), syn.ByteOffset)
 	if param != "" {
 		e.Details["param"] = rules.Clip(param)
 	}
@@ -140,13 +141,13 @@ func memberError(err error, dst any) error {
 		if sem.GoType != nil && sem.GoType.Kind() == reflect.Struct {
 			supported = jsonFields(reflect.New(sem.GoType).Interface())
 		}
-		return withDetail(badRequest("ERR_214", "Unknown parameter %s. Supported parameters: %s.", rules.Quote(param), strings.Join(supported, ", ")), "param", rules.Clip(param))
+		return apierr.WithDetail(apierr.BadRequest("ERR_214", "Unknown parameter %s. Supported parameters: %s.", rules.Quote(param), strings.Join(supported, ", ")), "param", rules.Clip(param))
 	}
 	expected := "another type"
 	if sem.GoType != nil {
 		expected = typeName(sem.GoType)
 	}
-	return withDetail(badRequest("ERR_215", "Invalid value for parameter %s: expected %s.", rules.Quote(param), expected), "param", rules.Clip(param))
+	return apierr.WithDetail(apierr.BadRequest("ERR_215", "Invalid value for parameter %s: expected %s.", rules.Quote(param), expected), "param", rules.Clip(param))
 }
 
 // pointerParam writes a JSON pointer (/tls/enabled) as a parameter path (tls.enabled).

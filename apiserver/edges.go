@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
@@ -79,7 +80,7 @@ var tlsEdges = edgeFamily(kindTLSEdge, api.TLSEdges, "tls",
 		// Mutual TLS needs the decrypted stream (details.md §8.2).
 		check: func(w *write[*api.TLSEdge]) error {
 			if t := w.obj.TLSTermination; t != nil && t.TerminateAt == "upstream" && w.obj.MutualTLS != nil {
-				return withDetail(badRequest("ERR_7062", "These modules need TLS terminated at the edge, but tls_termination.terminate_at is 'upstream': mutual_tls."), "param", "mutual_tls")
+				return apierr.WithDetail(apierr.BadRequest("ERR_7062", "These modules need TLS terminated at the edge, but tls_termination.terminate_at is 'upstream': mutual_tls."), "param", "mutual_tls")
 			}
 			return nil
 		},
@@ -135,7 +136,7 @@ func setEdge(m edgeMembers) error {
 		}
 		out[i] = host + ":" + strconv.Itoa(port)
 		if slices.Contains(out[:i], out[i]) {
-			return withDetail(badRequest("ERR_215", "The hostport %s is listed more than once.", rules.Quote(hp)), "param", "hostports")
+			return apierr.WithDetail(apierr.BadRequest("ERR_215", "The hostport %s is listed more than once.", rules.Quote(hp)), "param", "hostports")
 		}
 	}
 	*m.dstHostports = out
@@ -214,7 +215,7 @@ func reservationOf(c *call, tx store.Tx, key string) (*store.Object, error) {
 }
 
 func hostportError(code, hostport, format string) error {
-	return withDetail(badRequest(code, format, rules.Quote(hostport)), "param", "hostports")
+	return apierr.WithDetail(apierr.BadRequest(code, format, rules.Quote(hostport)), "param", "hostports")
 }
 
 func hostportKeys(hostports []string) []string {
@@ -228,5 +229,5 @@ func hostportKeys(hostports []string) []string {
 // hostportTaken is ERR_7122: a hostport belongs to one edge.
 func hostportTaken(c *call, tx store.Tx, dup *store.DuplicateError) error {
 	hp := strings.TrimPrefix(dup.Key, "edge.hostport:")
-	return withDetail(badRequest("ERR_7122", "The hostport %s is already used by another edge.", rules.Quote(hp)), "param", "hostports")
+	return apierr.WithDetail(apierr.BadRequest("ERR_7122", "The hostport %s is already used by another edge.", rules.Quote(hp)), "param", "hostports")
 }

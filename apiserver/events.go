@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/filter"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
@@ -104,7 +105,7 @@ var eventDestinations = &family[api.EventDestination, *api.EventDestination, api
 			return nil
 		}
 		if was, now := rules.EventTargetKind(&d.Target), rules.EventTargetKind(in.Target); len(now) == 1 && !slices.Equal(was, now) {
-			return withDetail(badRequest("ERR_5108", "The target kind cannot change (%s to %s); create another destination.", strings.Join(was, ""), now[0]), "param", "target")
+			return apierr.WithDetail(apierr.BadRequest("ERR_5108", "The target kind cannot change (%s to %s); create another destination.", strings.Join(was, ""), now[0]), "param", "target")
 		}
 		stored, err := tx.Get(c.r.Context(), kindEventDestination, d.ID)
 		if err != nil {
@@ -204,10 +205,10 @@ func setSubscription(c *call, tx store.Tx, s *api.EventSubscription, description
 		s.Destinations = make([]api.Ref, 0, len(destinationIDs))
 		for i, id := range destinationIDs {
 			if slices.Contains(destinationIDs[:i], id) {
-				return withDetail(badRequest("ERR_215", "The event destination %s is given more than once.", rules.Quote(id)), "param", "destination_ids")
+				return apierr.WithDetail(apierr.BadRequest("ERR_215", "The event destination %s is given more than once.", rules.Quote(id)), "param", "destination_ids")
 			}
 			if _, err := c.lookup(tx, id, ids.EventDestination); isNotFound(err) {
-				return withDetail(badRequest("ERR_5103", "%s is not an event destination of this account.", rules.Quote(id)), "param", "destination_ids")
+				return apierr.WithDetail(apierr.BadRequest("ERR_5103", "%s is not an event destination of this account.", rules.Quote(id)), "param", "destination_ids")
 			} else if err != nil {
 				return err
 			}
@@ -233,7 +234,7 @@ func eventSourceRoutes(f *family[api.EventSubscription, *api.EventSubscription, 
 				return &sub.Sources[i], nil
 			}
 		}
-		return nil, notFound()
+		return nil, apierr.NotFound()
 	}
 	read := func(c *call) (*api.EventSubscription, error) {
 		var sub *api.EventSubscription

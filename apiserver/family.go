@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/filter"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
@@ -256,7 +257,7 @@ func (f *family[T, P, C, U]) handleUpdate(c *call) error {
 		return err
 	}
 	if f.emptyUpdateCode != "" && !givenValues(req.members) {
-		return badRequest(f.emptyUpdateCode, "The update gives no values to change. Supported parameters: %s.", strings.Join(jsonFields(req.first), ", "))
+		return apierr.BadRequest(f.emptyUpdateCode, "The update gives no values to change. Supported parameters: %s.", strings.Join(jsonFields(req.first), ", "))
 	}
 	w, err := f.modify(c, func(w *write[P]) error {
 		in, members, err := req.attempt()
@@ -397,7 +398,7 @@ func (f *family[T, P, C, U]) loadParent(c *call, tx store.Tx) (string, error) {
 		return "", wrongPrefix(f.def.ParentParam, id, parent.Prefix)
 	}
 	if _, err := c.lookup(tx, id, parent.Prefix); isNotFound(err) {
-		return "", notFound()
+		return "", apierr.NotFound()
 	} else if err != nil {
 		return "", err
 	}
@@ -429,7 +430,7 @@ func (f *family[T, P, C, U]) loadStored(c *call, tx store.Tx) (*store.Object, er
 	}
 	stored, err := tx.Get(c.r.Context(), f.kind, id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && (stored.AccountID != c.who.accountID || stored.ParentID != parentID)) {
-		return nil, notFound()
+		return nil, apierr.NotFound()
 	}
 	return stored, err
 }
@@ -485,9 +486,9 @@ func (f *family[T, P, C, U]) storeErr(c *call, tx store.Tx, err error) error {
 	case errors.As(err, &dup) && f.duplicate != nil:
 		return f.duplicate(c, tx, dup)
 	case errors.As(err, &refd):
-		return withDetail(badRequest("ERR_215", "%s is still referenced by %s and cannot be deleted.", refd.ID, strings.Join(refd.ReferrerIDs, ", ")), "referrers", strings.Join(refd.ReferrerIDs, ","))
+		return apierr.WithDetail(apierr.BadRequest("ERR_215", "%s is still referenced by %s and cannot be deleted.", refd.ID, strings.Join(refd.ReferrerIDs, ", ")), "referrers", strings.Join(refd.ReferrerIDs, ","))
 	case errors.Is(err, store.ErrNotFound):
-		return badRequest("ERR_223", "A referenced object does not exist.")
+		return apierr.BadRequest("ERR_223", "A referenced object does not exist.")
 	}
 	return err
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
@@ -54,7 +55,7 @@ var httpsEdgeRoutes = &family[route, *route, api.HTTPSEdgeRouteCreate, api.HTTPS
 	check: func(w *write[*route]) error {
 		auth := authModules(w.obj)
 		if len(auth) > 1 {
-			return withDetail(badRequest("ERR_7079", "Only one of oauth, oidc and saml may be enabled on a route; enabled: %s.", strings.Join(auth, ", ")), "param", auth[1])
+			return apierr.WithDetail(apierr.BadRequest("ERR_7079", "Only one of oauth, oidc and saml may be enabled on a route; enabled: %s.", strings.Join(auth, ", ")), "param", auth[1])
 		}
 		if len(auth) == 0 {
 			return nil
@@ -69,7 +70,7 @@ var httpsEdgeRoutes = &family[route, *route, api.HTTPSEdgeRouteCreate, api.HTTPS
 				return err
 			}
 			if other.ID != w.obj.ID && len(authModules(&other)) > 0 {
-				return withDetail(badRequest("ERR_7155", "OAuth, OIDC or SAML may be enabled on one route of an edge; route %s already has it.", other.ID), "param", auth[0])
+				return apierr.WithDetail(apierr.BadRequest("ERR_7155", "OAuth, OIDC or SAML may be enabled on one route of an edge; route %s already has it.", other.ID), "param", auth[0])
 			}
 		}
 		return nil
@@ -78,7 +79,7 @@ var httpsEdgeRoutes = &family[route, *route, api.HTTPSEdgeRouteCreate, api.HTTPS
 	reveal: revealRouteSecrets,
 	unique: func(_ string, r *route) []string { return []string{"route.match:" + r.EdgeID + ":" + r.Match} },
 	duplicate: func(c *call, tx store.Tx, dup *store.DuplicateError) error {
-		return withDetail(badRequest("ERR_7126", "The match must be unique within the edge; route %s has it.", dup.HolderID), "param", "match")
+		return apierr.WithDetail(apierr.BadRequest("ERR_7126", "The match must be unique within the edge; route %s has it.", dup.HolderID), "param", "match")
 	},
 }
 
@@ -86,7 +87,7 @@ var httpsEdgeRoutes = &family[route, *route, api.HTTPSEdgeRouteCreate, api.HTTPS
 // and match are required on create and checked together (rules.RouteMatch).
 func setRoute(in *api.HTTPSEdgeRouteCreate, r *route, create bool) error {
 	if in.EdgeID != nil && *in.EdgeID != r.EdgeID {
-		return withDetail(badRequest("ERR_7110", "The edge_id %s does not match the edge of the path (%s).", rules.Quote(*in.EdgeID), r.EdgeID), "param", "edge_id")
+		return apierr.WithDetail(apierr.BadRequest("ERR_7110", "The edge_id %s does not match the edge of the path (%s).", rules.Quote(*in.EdgeID), r.EdgeID), "param", "edge_id")
 	}
 	if err := setText(edgeText, in.Description, in.Metadata, &r.Description, &r.Metadata); err != nil {
 		return err

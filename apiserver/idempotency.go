@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
@@ -76,7 +77,7 @@ func (c *call) idempotencyKey() (string, error) {
 		return "", nil
 	}
 	bad := func(why string) error {
-		return withDetail(badRequest("ERR_215", "The %s header %s; send one value of 1 to %d printable ASCII characters.", api.IdempotencyKeyHeader, why, api.IdempotencyKeyMaxLen), "param", api.IdempotencyKeyHeader)
+		return apierr.WithDetail(apierr.BadRequest("ERR_215", "The %s header %s; send one value of 1 to %d printable ASCII characters.", api.IdempotencyKeyHeader, why, api.IdempotencyKeyMaxLen), "param", api.IdempotencyKeyHeader)
 	}
 	if len(values) > 1 {
 		return "", bad("is given more than once")
@@ -118,7 +119,7 @@ type keyedAnswer struct {
 
 // errKeyTaken aborts a write transaction of a keyed request whose key has a record: the
 // request answers with that record instead. It never reaches the client.
-var errKeyTaken = apiErr(http.StatusConflict, "ERR_215", "The %s has an answer already.", api.IdempotencyKeyHeader)
+var errKeyTaken = apierr.New(http.StatusConflict, "ERR_215", "The %s has an answer already.", api.IdempotencyKeyHeader)
 
 // idempotent runs a POST that carries key at most once, through run (which answers it on c.w),
 // or replays its recorded answer. inTx: the handler gives its answer inside its write
@@ -312,7 +313,7 @@ func (c *call) judge(o *store.Object, fingerprint string) error {
 	}
 	switch {
 	case d.Fingerprint != fingerprint:
-		return withDetail(apiErr(http.StatusUnprocessableEntity, "ERR_215", "The %s was already used for a request with another method, path or body; use a new key for a new request.", api.IdempotencyKeyHeader), "param", api.IdempotencyKeyHeader)
+		return apierr.WithDetail(apierr.New(http.StatusUnprocessableEntity, "ERR_215", "The %s was already used for a request with another method, path or body; use a new key for a new request.", api.IdempotencyKeyHeader), "param", api.IdempotencyKeyHeader)
 	case d.Status == 0:
 		return c.stillRunning()
 	}
@@ -321,7 +322,7 @@ func (c *call) judge(o *store.Object, fingerprint string) error {
 
 // stillRunning is the 409 of a key whose request runs (sent with Retry-After).
 func (c *call) stillRunning() error {
-	return withDetail(apiErr(http.StatusConflict, "ERR_215", "A request with this %s is still being processed; retry once it has been answered.", api.IdempotencyKeyHeader), "param", api.IdempotencyKeyHeader)
+	return apierr.WithDetail(apierr.New(http.StatusConflict, "ERR_215", "A request with this %s is still being processed; retry once it has been answered.", api.IdempotencyKeyHeader), "param", api.IdempotencyKeyHeader)
 }
 
 // answerTaken answers a request whose key has a record: the one found, or the one a

@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 )
 
@@ -43,8 +44,8 @@ func TestStoreFaultMarksTheCall(t *testing.T) {
 		fault bool
 	}{
 		{nil, false},
-		{notFound(), false},
-		{badRequest("ERR_5133", "The observability target needs an api_key."), false},
+		{apierr.NotFound(), false},
+		{apierr.BadRequest("ERR_5133", "The observability target needs an api_key."), false},
 		{errors.New("disk on fire"), true},
 	} {
 		for op, run := range map[string]func(context.Context, func(store.Tx) error) error{"read": s.Read, "write": s.Write} {

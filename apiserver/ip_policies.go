@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/filter"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
@@ -69,10 +70,10 @@ var ipPolicyRules = &family[api.IPPolicyRule, *api.IPPolicyRule, api.IPPolicyRul
 			return nil, err
 		}
 		if in.IPPolicyID == nil || *in.IPPolicyID == "" {
-			return nil, withDetail(badRequest("ERR_1405", "The ip_policy_id is required."), "param", "ip_policy_id")
+			return nil, apierr.WithDetail(apierr.BadRequest("ERR_1405", "The ip_policy_id is required."), "param", "ip_policy_id")
 		}
 		if in.Action == nil {
-			return nil, withDetail(badRequest("ERR_1405", "The action is required: 'allow' or 'deny'."), "param", "action")
+			return nil, apierr.WithDetail(apierr.BadRequest("ERR_1405", "The action is required: 'allow' or 'deny'."), "param", "action")
 		}
 		if err := rules.IPRuleAction(*in.Action); err != nil {
 			return nil, err
@@ -105,7 +106,7 @@ var ipPolicyRules = &family[api.IPPolicyRule, *api.IPPolicyRule, api.IPPolicyRul
 		return []string{"ip_policy_rule.cidr:" + rule.IPPolicy.ID + ":" + rule.CIDR}
 	},
 	duplicate: func(c *call, tx store.Tx, dup *store.DuplicateError) error {
-		return withDetail(badRequest("ERR_1408", "A rule for this CIDR already exists in the policy (%s).", dup.HolderID), "param", "cidr")
+		return apierr.WithDetail(apierr.BadRequest("ERR_1408", "A rule for this CIDR already exists in the policy (%s).", dup.HolderID), "param", "cidr")
 	},
 	render: func(c *call, rule *api.IPPolicyRule) { rule.IPPolicy = c.ref(rule.IPPolicy.ID) },
 }
@@ -113,7 +114,7 @@ var ipPolicyRules = &family[api.IPPolicyRule, *api.IPPolicyRule, api.IPPolicyRul
 // requireIPPolicy checks that id is an IP policy of the caller's account (ERR_1414).
 func requireIPPolicy(c *call, tx store.Tx, id string) error {
 	if _, err := c.lookup(tx, id, ids.IPPolicy); isNotFound(err) {
-		return withDetail(badRequest("ERR_1414", "%s is not an IP policy of this account.", rules.Quote(id)), "param", "ip_policy_id")
+		return apierr.WithDetail(apierr.BadRequest("ERR_1414", "%s is not an IP policy of this account.", rules.Quote(id)), "param", "ip_policy_id")
 	} else if err != nil {
 		return err
 	}

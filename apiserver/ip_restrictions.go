@@ -3,6 +3,7 @@ package apiserver
 import (
 	"slices"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
@@ -23,13 +24,13 @@ var ipRestrictions = &family[api.IPRestriction, *api.IPRestriction, api.IPRestri
 			return nil, err
 		}
 		if in.Type == nil {
-			return nil, withDetail(badRequest("ERR_1405", "The type is required: dashboard, api, agent or endpoints."), "param", "type")
+			return nil, apierr.WithDetail(apierr.BadRequest("ERR_1405", "The type is required: dashboard, api, agent or endpoints."), "param", "type")
 		}
 		if err := rules.IPRestrictionType(*in.Type); err != nil {
 			return nil, err
 		}
 		if in.IPPolicyIDs == nil {
-			return nil, withDetail(badRequest("ERR_1405", "The ip_policy_ids are required: at least one IP policy."), "param", "ip_policy_ids")
+			return nil, apierr.WithDetail(apierr.BadRequest("ERR_1405", "The ip_policy_ids are required: at least one IP policy."), "param", "ip_policy_ids")
 		}
 		policies, err := restrictionPolicies(c, tx, in.IPPolicyIDs)
 		if err != nil {
@@ -65,7 +66,7 @@ var ipRestrictions = &family[api.IPRestriction, *api.IPRestriction, api.IPRestri
 		return []string{"ip_restriction.type:" + accountID + ":" + x.Type}
 	},
 	duplicate: func(c *call, tx store.Tx, dup *store.DuplicateError) error {
-		return withDetail(badRequest("ERR_1802", "The account already has an IP restriction of this type (%s).", dup.HolderID), "param", "type")
+		return apierr.WithDetail(apierr.BadRequest("ERR_1802", "The account already has an IP restriction of this type (%s).", dup.HolderID), "param", "type")
 	},
 	render: func(c *call, x *api.IPRestriction) {
 		for i := range x.IPPolicies {
@@ -78,12 +79,12 @@ var ipRestrictions = &family[api.IPRestriction, *api.IPRestriction, api.IPRestri
 // of the account (ERR_1414), none twice.
 func restrictionPolicies(c *call, tx store.Tx, policyIDs []string) ([]api.Ref, error) {
 	if len(policyIDs) == 0 {
-		return nil, withDetail(badRequest("ERR_1405", "An IP restriction needs at least one IP policy."), "param", "ip_policy_ids")
+		return nil, apierr.WithDetail(apierr.BadRequest("ERR_1405", "An IP restriction needs at least one IP policy."), "param", "ip_policy_ids")
 	}
 	refs := make([]api.Ref, 0, len(policyIDs))
 	for i, id := range policyIDs {
 		if slices.Contains(policyIDs[:i], id) {
-			return nil, withDetail(badRequest("ERR_215", "The IP policy %s is given more than once.", rules.Quote(id)), "param", "ip_policy_ids")
+			return nil, apierr.WithDetail(apierr.BadRequest("ERR_215", "The IP policy %s is given more than once.", rules.Quote(id)), "param", "ip_policy_ids")
 		}
 		if err := requireIPPolicy(c, tx, id); err != nil {
 			return nil, err

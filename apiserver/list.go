@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/filter"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
@@ -38,7 +39,7 @@ func (c *call) parseListQuery(prefix string, fields filter.Fields, extra ...stri
 	q := listQuery{limit: defaultLimit, extra: url.Values{}}
 	values, err := url.ParseQuery(c.r.URL.RawQuery)
 	if err != nil {
-		return q, badRequest("ERR_230", "The query string could not be parsed: %s.", rules.Clip(err.Error()))
+		return q, apierr.BadRequest("ERR_230", "The query string could not be parsed: %s.", rules.Clip(err.Error()))
 	}
 	for name, vals := range values {
 		switch {
@@ -50,9 +51,9 @@ func (c *call) parseListQuery(prefix string, fields filter.Fields, extra ...stri
 			for _, e := range extra {
 				supported += ", " + e
 			}
-			return q, withDetail(badRequest("ERR_231", "Unknown query parameter %s. Supported parameters: %s.", rules.Quote(name), supported), "param", rules.Clip(name))
+			return q, apierr.WithDetail(apierr.BadRequest("ERR_231", "Unknown query parameter %s. Supported parameters: %s.", rules.Quote(name), supported), "param", rules.Clip(name))
 		case len(vals) > 1:
-			return q, withDetail(badRequest("ERR_232", "The query parameter %s was given more than once.", rules.Quote(name)), "param", rules.Clip(name))
+			return q, apierr.WithDetail(apierr.BadRequest("ERR_232", "The query parameter %s was given more than once.", rules.Quote(name)), "param", rules.Clip(name))
 		}
 	}
 	for _, name := range extra {
@@ -63,7 +64,7 @@ func (c *call) parseListQuery(prefix string, fields filter.Fields, extra ...stri
 	if v, ok := values["limit"]; ok {
 		n, err := strconv.Atoi(v[0])
 		if err != nil || n < 1 || n > maxLimit {
-			return q, withDetail(badRequest("ERR_233", "The limit %s must be an integer from 1 to %d.", rules.Quote(v[0]), maxLimit), "param", "limit")
+			return q, apierr.WithDetail(apierr.BadRequest("ERR_233", "The limit %s must be an integer from 1 to %d.", rules.Quote(v[0]), maxLimit), "param", "limit")
 		}
 		q.limit = n
 	}
@@ -76,7 +77,7 @@ func (c *call) parseListQuery(prefix string, fields filter.Fields, extra ...stri
 	if v, ok := values["filter"]; ok {
 		prog, err := filter.Compile(v[0], fields)
 		if err != nil {
-			return q, withDetail(badRequest("ERR_250", "Invalid CEL query: %s", err), "filter", rules.Clip(v[0]))
+			return q, apierr.WithDetail(apierr.BadRequest("ERR_250", "Invalid CEL query: %s", err), "filter", rules.Clip(v[0]))
 		}
 		q.filter, q.rawFilter = prog, v[0]
 	}
@@ -197,5 +198,5 @@ func (c *call) writeList(path, member string, q listQuery, items []json.RawMessa
 
 // wrongPrefix is ERR_227: an ID of the wrong kind (details.md §11).
 func wrongPrefix(param, id, prefix string) error {
-	return withDetail(badRequest("ERR_227", "The ID %s has the wrong prefix for %s; expected %q.", rules.Quote(id), param, prefix), "param", param)
+	return apierr.WithDetail(apierr.BadRequest("ERR_227", "The ID %s has the wrong prefix for %s; expected %q.", rules.Quote(id), param, prefix), "param", param)
 }

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
@@ -260,7 +261,7 @@ func (s *Server) adminRoute(h handlerFunc) http.Handler {
 		}
 		token, ok := strings.CutPrefix(header, "Bearer ")
 		if !ok || subtle.ConstantTimeCompare([]byte(token), []byte(s.opts.AdminToken)) != 1 {
-			c.writeError(forbidden("ERR_203", "The admin token is missing or not valid."))
+			c.writeError(apierr.Forbidden("ERR_203", "The admin token is missing or not valid."))
 			return
 		}
 		if err := c.checkBody(); err != nil {
@@ -278,10 +279,10 @@ func (c *call) checkVersion() error {
 	values := c.r.Header.Values(api.VersionHeader)
 	switch {
 	case len(values) == 0:
-		return badRequest("ERR_218", "No API version was given in the %s header. Supported versions: %s.", api.VersionHeader, api.Version)
+		return apierr.BadRequest("ERR_218", "No API version was given in the %s header. Supported versions: %s.", api.VersionHeader, api.Version)
 	case len(values) > 1 || strings.TrimSpace(values[0]) != api.Version:
 		given := strings.Join(values, ",")
-		return withDetail(badRequest("ERR_217", "The API version %s is invalid or not supported. Supported versions: %s.", rules.Quote(given), api.Version), "version", rules.Clip(given))
+		return apierr.WithDetail(apierr.BadRequest("ERR_217", "The API version %s is invalid or not supported. Supported versions: %s.", rules.Quote(given), api.Version), "version", rules.Clip(given))
 	}
 	return nil
 }
@@ -293,7 +294,7 @@ func (c *call) checkBody() error {
 	switch r.Method {
 	case http.MethodGet, http.MethodDelete, http.MethodHead:
 		if r.ContentLength > 0 || (r.ContentLength < 0 && hasBody(r)) {
-			return badRequest("ERR_211", "A %s request may not have a body.", r.Method)
+			return apierr.BadRequest("ERR_211", "A %s request may not have a body.", r.Method)
 		}
 		return nil
 	}
@@ -302,10 +303,10 @@ func (c *call) checkBody() error {
 		if r.ContentLength == 0 {
 			return nil // an empty body stands for {}
 		}
-		return badRequest("ERR_216", "The Content-Type header is missing; send 'application/json'.")
+		return apierr.BadRequest("ERR_216", "The Content-Type header is missing; send 'application/json'.")
 	}
 	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-		return withDetail(badRequest("ERR_210", "The Content-Type %s is not supported; send 'application/json'.", rules.Quote(ct)), "content_type", rules.Clip(ct))
+		return apierr.WithDetail(apierr.BadRequest("ERR_210", "The Content-Type %s is not supported; send 'application/json'.", rules.Quote(ct)), "content_type", rules.Clip(ct))
 	}
 	r.Body = http.MaxBytesReader(c.w, r.Body, c.s.opts.MaxBodyBytes)
 	return nil
@@ -380,7 +381,7 @@ func (c *call) send(status int, body []byte, isJSON bool) {
 // request's credentials) and answered with an opaque 500; an unreachable store is a 503
 // with Retry-After, logged once per outage (outage.go).
 func (c *call) writeError(err error) {
-	e, known := asAPIError(err)
+	e, known := apierr.From(err)
 	switch {
 	case c.s.outage.report(err, true):
 		retryAfterStore(c.w.Header())

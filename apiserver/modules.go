@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
@@ -98,7 +99,7 @@ func (f *family[T, P, C, U]) applyModules(w *write[P], members map[string]jsonte
 // "traffic_policy.value"), as the module was given inside the owner's body; an error that
 // names no param names the module.
 func underMember(err error, member string) error {
-	e, known := asAPIError(err)
+	e, known := apierr.From(err)
 	if !known {
 		return err
 	}
@@ -139,14 +140,14 @@ func (f *family[T, P, C, U]) registerModule(s *Server, mux *router, m module[P])
 			return err
 		}
 		if m.get(obj) == nil {
-			return notFound()
+			return apierr.NotFound()
 		}
 		return c.writeJSON(http.StatusOK, m.get(f.rendered(c, obj, stored.ParentID)))
 	})
 	mux.api("DELETE "+path, op{status: noContent}, func(c *call) error {
 		_, err := f.modify(c, func(w *write[P]) error {
 			if m.get(w.obj) == nil {
-				return notFound()
+				return apierr.NotFound()
 			}
 			m.clear(w.obj)
 			return nil
@@ -167,7 +168,7 @@ func unwrapModule(raw []byte) ([]byte, error) {
 	}
 	if inner, ok := members["module"]; ok && len(members) == 1 {
 		if inner.Kind() != jsontext.KindBeginObject {
-			return nil, withDetail(badRequest("ERR_215", "Invalid value for parameter %q: expected an object.", "module"), "param", "module")
+			return nil, apierr.WithDetail(apierr.BadRequest("ERR_215", "Invalid value for parameter %q: expected an object.", "module"), "param", "module")
 		}
 		return bytes.Clone(inner), nil
 	}
@@ -248,7 +249,7 @@ func requireAll[P any](w *write[P], list []string, rule func([]string) error, pr
 	refs := make([]api.Ref, len(list))
 	for i, id := range list {
 		if _, err := w.c.lookup(w.tx, id, prefix); isNotFound(err) {
-			return nil, withDetail(badRequest(code, "The %s %s does not exist.", what, rules.Quote(id)), "param", param)
+			return nil, apierr.WithDetail(apierr.BadRequest(code, "The %s %s does not exist.", what, rules.Quote(id)), "param", param)
 		} else if err != nil {
 			return nil, err
 		}

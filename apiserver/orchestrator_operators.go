@@ -13,6 +13,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
@@ -83,7 +84,7 @@ var orchestratorOperators = &family[api.OrchestratorOperator, *api.OrchestratorO
 				have  string
 			}{{"namespace", d.Namespace, op.Deployment.Namespace}, {"cluster_name", d.ClusterName, op.Deployment.ClusterName}} {
 				if m.in != nil && *m.in != m.have {
-					return withDetail(badRequest("ERR_215", "The deployment %s cannot be updated (it is %s); create another operator.", m.field, rules.Quote(m.have)), "param", "deployment."+m.field)
+					return apierr.WithDetail(apierr.BadRequest("ERR_215", "The deployment %s cannot be updated (it is %s); create another operator.", m.field, rules.Quote(m.have)), "param", "deployment."+m.field)
 				}
 			}
 			if err := setDeployment("name", d.Name, &op.Deployment.Name); err != nil {
@@ -142,7 +143,7 @@ func setDeployment(field string, in, dst *string) error {
 func applyBinding(c *call, tx store.Tx, in *api.OperatorBindingInput, op *api.OrchestratorOperator) error {
 	if !slices.Contains(op.EnabledFeatures, rules.FeatureBindings) {
 		if in != nil {
-			return withDetail(badRequest("ERR_215", "A binding may be given only when enabled_features contains %q.", rules.FeatureBindings), "param", "binding")
+			return apierr.WithDetail(apierr.BadRequest("ERR_215", "A binding may be given only when enabled_features contains %q.", rules.FeatureBindings), "param", "binding")
 		}
 		// Without the feature there is nothing bound: a binding left from before goes.
 		op.Binding = api.OperatorBinding{Cert: noOperatorCert()}

@@ -11,21 +11,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
-	"github.com/warrenhq/terraform-provider-warren/internal/api"
 )
-
-// storeRetryAfter is the Retry-After of a 503 ERR_251, in seconds: a database restart
-// takes seconds, a refused request costs the server no more than a failed connection
-// attempt, and clients add their own random spread, so a short wait ends an apply's pause
-// soon after the database is back.
-const storeRetryAfter = 1
-
-// storeUnavailable is the answer to a request the store could not serve now: it changed
-// nothing the client can see, and the same request may pass after Retry-After.
-func storeUnavailable() *api.Error {
-	return apiErr(http.StatusServiceUnavailable, "ERR_251", "The database is not reachable right now. Retry in %d seconds.", storeRetryAfter)
-}
 
 // outage follows the store being unreachable (store.ErrUnavailable): the first failure of
 // an outage logs one error line with its cause, later ones are only counted
@@ -96,4 +84,4 @@ func (s *Server) logStoreError(log *zap.Logger, msg string, err error, fields ..
 }
 
 // retryAfterStore sets the Retry-After of a 503 ERR_251.
-func retryAfterStore(h http.Header) { h.Set(retryAfterHeader, strconv.Itoa(storeRetryAfter)) }
+func retryAfterStore(h http.Header) { h.Set(retryAfterHeader, strconv.Itoa(apierr.StoreRetryAfter)) }

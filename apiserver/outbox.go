@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
@@ -136,7 +137,7 @@ func (s *Server) adminDeliveries(c *call) error {
 		return err
 	}
 	if state := q.extra.Get("state"); state != "" && !slices.Contains([]string{store.DeliveryPending, store.DeliveryDelivered, store.DeliveryFailed}, state) {
-		return withDetail(badRequest("ERR_215", "Invalid state %q; one of pending, delivered, failed.", state), "param", "state")
+		return apierr.WithDetail(apierr.BadRequest("ERR_215", "Invalid state %q; one of pending, delivered, failed.", state), "param", "state")
 	}
 	ds, err := s.opts.Store.Deliveries(c.r.Context(), store.OutboxQuery{
 		AccountID: q.extra.Get("account_id"), DestinationID: q.extra.Get("destination_id"),

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/filter"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
@@ -74,19 +75,19 @@ func (c *call) resolveOwner(tx store.Tx, ownerID *string) (string, error) {
 	}
 	if errors.Is(err, store.ErrNotFound) || (err == nil && owner.AccountID != c.who.accountID) {
 		if !c.who.admin() {
-			return "", forbidden("ERR_630", "Only admins may set an owner other than themselves.")
+			return "", apierr.Forbidden("ERR_630", "Only admins may set an owner other than themselves.")
 		}
-		return "", withDetail(badRequest("ERR_634", "No owner could be determined from %s: it is not a user or service user of this account.", rules.Quote(*ownerID)), "param", "owner_id")
+		return "", apierr.WithDetail(apierr.BadRequest("ERR_634", "No owner could be determined from %s: it is not a user or service user of this account.", rules.Quote(*ownerID)), "param", "owner_id")
 	}
 	if err != nil {
 		return "", err
 	}
 	if owner.ID != c.who.id && !c.who.admin() {
-		return "", forbidden("ERR_630", "Only admins may set an owner other than themselves.")
+		return "", apierr.Forbidden("ERR_630", "Only admins may set an owner other than themselves.")
 	}
 	if owner.Kind == kindServiceUser {
 		if _, err := loadPrincipal(c, tx, owner.AccountID, owner.ID); err != nil {
-			return "", withDetail(badRequest("ERR_636", "The owner %s is inactive.", owner.ID), "param", "owner_id")
+			return "", apierr.WithDetail(apierr.BadRequest("ERR_636", "The owner %s is inactive.", owner.ID), "param", "owner_id")
 		}
 	}
 	return owner.ID, nil
@@ -96,7 +97,7 @@ func (c *call) resolveOwner(tx store.Tx, ownerID *string) (string, error) {
 // family's code: ERR_628 keys, ERR_627 credentials, ERR_629 SSH credentials).
 func keepOwner(code string, given *string, current string) error {
 	if given != nil && *given != "" && *given != current {
-		return withDetail(badRequest(code, "The owner cannot be re-assigned; it is %s.", current), "param", "owner_id")
+		return apierr.WithDetail(apierr.BadRequest(code, "The owner cannot be re-assigned; it is %s.", current), "param", "owner_id")
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 )
 
@@ -211,7 +212,7 @@ func (c *call) checkRateLimit() error {
 	}
 	secs := ceilSeconds(d.retryAfter)
 	h.Set(retryAfterHeader, strconv.Itoa(secs))
-	return apiErr(http.StatusTooManyRequests, "ERR_226", "Rate limit exceeded: at most %d requests per 60 seconds per account. Retry in %d seconds.", l.perMinute, secs)
+	return apierr.New(http.StatusTooManyRequests, "ERR_226", "Rate limit exceeded: at most %d requests per 60 seconds per account. Retry in %d seconds.", l.perMinute, secs)
 }
 
 // concurrencyCap bounds the requests of one account in flight at once in this process
@@ -259,7 +260,7 @@ func (c *call) enterConcurrencyCap() (leave func(), err error) {
 	account := c.who.accountID
 	if !cc.enter(account) {
 		c.w.Header().Set(retryAfterHeader, "1")
-		return nil, apiErr(http.StatusTooManyRequests, "ERR_225", "Too many simultaneous API requests: at most %d at once per account. Retry when one of them has finished.", cc.max)
+		return nil, apierr.New(http.StatusTooManyRequests, "ERR_225", "Too many simultaneous API requests: at most %d at once per account. Retry when one of them has finished.", cc.max)
 	}
 	return func() { cc.leave(account) }, nil
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 )
@@ -61,6 +62,6 @@ func stillReferenced(code, what string, referrers []*store.Object) error {
 	for i, r := range referrers {
 		ids[i] = r.ID
 	}
-	e := badRequest(code, "%s is still used by %s and cannot be deleted.", what, strings.Join(ids, ", "))
-	return withDetail(e, "referrers", strings.Join(ids, ","))
+	e := apierr.BadRequest(code, "%s is still used by %s and cannot be deleted.", what, strings.Join(ids, ", "))
+	return apierr.WithDetail(e, "referrers", strings.Join(ids, ","))
 }

@@ -5,6 +5,7 @@ import (
 	"net"
 	"strconv"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/filter"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
@@ -65,5 +66,5 @@ func freeAddr(c *call, tx store.Tx) (string, error) {
 			return "", err
 		}
 	}
-	return "", badRequest("ERR_503", "No available reserved addresses: all %d ports of %s are reserved.", size, pool.Host)
+	return "", apierr.BadRequest("ERR_503", "No available reserved addresses: all %d ports of %s are reserved.", size, pool.Host)
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"strings"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/filter"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
@@ -82,9 +83,9 @@ var reservedDomains = &family[api.ReservedDomain, *api.ReservedDomain, api.Reser
 	duplicate: func(c *call, tx store.Tx, dup *store.DuplicateError) error {
 		holder, err := tx.Lookup(c.r.Context(), dup.Key)
 		if err == nil && holder.AccountID == c.who.accountID {
-			return withDetail(badRequest("ERR_413", "The domain is already reserved on this account as %s.", holder.ID), "param", "domain")
+			return apierr.WithDetail(apierr.BadRequest("ERR_413", "The domain is already reserved on this account as %s.", holder.ID), "param", "domain")
 		}
-		return withDetail(badRequest("ERR_414", "The domain is reserved by another account."), "param", "domain")
+		return apierr.WithDetail(apierr.BadRequest("ERR_414", "The domain is reserved by another account."), "param", "domain")
 	},
 	// Edges will hold their domains as refs (details.md §12 hostports).
 	inUse: func(c *call, d *api.ReservedDomain, referrers []*store.Object) error {
@@ -111,7 +112,7 @@ func reservedDomainRoutes(f *family[api.ReservedDomain, *api.ReservedDomain, api
 	}
 	detach("certificate", func(d *api.ReservedDomain) error {
 		if d.CertificateManagementPolicy != nil {
-			return badRequest("ERR_436", "The certificate of %s is managed by its certificate_management_policy; delete the policy instead.", d.Domain)
+			return apierr.BadRequest("ERR_436", "The certificate of %s is managed by its certificate_management_policy; delete the policy instead.", d.Domain)
 		}
 		d.Certificate = nil
 		return nil
@@ -130,7 +131,7 @@ func (s *Server) checkDomain(name string) error {
 	}
 	for _, own := range []string{s.cnameDomain(), s.acmeDomain(), s.opts.AddrPool.Host} {
 		if name == own || strings.HasSuffix(name, "."+own) {
-			return withDetail(badRequest("ERR_450", "The service uses %s for itself: neither it nor its subdomains can be reserved.", own), "param", "domain")
+			return apierr.WithDetail(apierr.BadRequest("ERR_450", "The service uses %s for itself: neither it nor its subdomains can be reserved.", own), "param", "domain")
 		}
 	}
 	return nil
@@ -157,7 +158,7 @@ func setCertificate(c *call, tx store.Tx, d *api.ReservedDomain, certificateID *
 	switch {
 	case policy != nil:
 		if owned {
-			return withDetail(badRequest("ERR_439", "The service manages the certificates of its own domains: certificate_management_policy must be null for %s.", d.Domain), "param", "certificate_management_policy")
+			return apierr.WithDetail(apierr.BadRequest("ERR_439", "The service manages the certificates of its own domains: certificate_management_policy must be null for %s.", d.Domain), "param", "certificate_management_policy")
 		}
 		if err := rules.CertificateManagementPolicy(policy.Authority, policy.PrivateKeyType); err != nil {
 			return err
@@ -176,11 +177,11 @@ func setCertificate(c *call, tx store.Tx, d *api.ReservedDomain, certificateID *
 		d.CertificateManagementPolicy, d.Certificate = &p, nil
 	case certificateID != nil && *certificateID != "":
 		if owned {
-			return withDetail(badRequest("ERR_440", "Uploaded certificates cannot be used on the service's own domain %s.", d.Domain), "param", "certificate_id")
+			return apierr.WithDetail(apierr.BadRequest("ERR_440", "Uploaded certificates cannot be used on the service's own domain %s.", d.Domain), "param", "certificate_id")
 		}
 		cert, err := c.lookup(tx, *certificateID, ids.TLSCertificate)
 		if isNotFound(err) {
-			return withDetail(badRequest("ERR_1965", "The TLS certificate %s does not exist.", rules.Quote(*certificateID)), "param", "certificate_id")
+			return apierr.WithDetail(apierr.BadRequest("ERR_1965", "The TLS certificate %s does not exist.", rules.Quote(*certificateID)), "param", "certificate_id")
 		}
 		if err != nil {
 			return err

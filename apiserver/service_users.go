@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/filter"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
@@ -48,7 +49,7 @@ func serviceUserFamily(def *api.Family, fields filter.Fields) *family[api.Servic
 			return []string{"service_user.name:" + accountID + ":" + su.Name}
 		},
 		duplicate: func(c *call, tx store.Tx, dup *store.DuplicateError) error {
-			return withDetail(badRequest("ERR_4112", "A service user with this name already exists in the account (%s).", dup.HolderID), "param", "name")
+			return apierr.WithDetail(apierr.BadRequest("ERR_4112", "A service user with this name already exists in the account (%s).", dup.HolderID), "param", "name")
 		},
 		// A service user's API keys and credentials go with it, so they stop working at once.
 		beforeDelete: func(c *call, tx store.Tx, su *api.ServiceUser) error {
@@ -77,7 +78,7 @@ func serviceUserFamily(def *api.Family, fields filter.Fields) *family[api.Servic
 // requireAdmin is ERR_4111: only admins may manage service users.
 func requireAdmin(c *call) error {
 	if !c.who.admin() {
-		return forbidden("ERR_4111", "Only admins may create, update or delete service users.")
+		return apierr.Forbidden("ERR_4111", "Only admins may create, update or delete service users.")
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/filter"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
@@ -47,8 +48,8 @@ var sshCredentials = &family[api.SSHCredential, *api.SSHCredential, api.SSHCrede
 	duplicate: func(c *call, tx store.Tx, dup *store.DuplicateError) error {
 		holder, err := tx.Lookup(c.r.Context(), dup.Key)
 		if err == nil && holder.AccountID == c.who.accountID {
-			return withDetail(badRequest("ERR_609", "This public key is already registered on this account as %s.", holder.ID), "param", "public_key")
+			return apierr.WithDetail(apierr.BadRequest("ERR_609", "This public key is already registered on this account as %s.", holder.ID), "param", "public_key")
 		}
-		return withDetail(badRequest("ERR_610", "This public key is used by another account."), "param", "public_key")
+		return apierr.WithDetail(apierr.BadRequest("ERR_610", "This public key is used by another account."), "param", "public_key")
 	},
 }

@@ -6,6 +6,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 )
 
@@ -61,7 +62,7 @@ func (s loggedStore) timed(ctx context.Context, op string, run func(count func()
 		log = c.log
 	}
 	if err != nil && c != nil {
-		if _, known := asAPIError(err); !known {
+		if _, known := apierr.From(err); !known {
 			c.fault = true
 		}
 	}
@@ -71,7 +72,7 @@ func (s loggedStore) timed(ctx context.Context, op string, run func(count func()
 	fields := []zap.Field{zap.Duration("duration", took), zap.Int("attempts", attempts)}
 	if err != nil {
 		// An API error's message may quote the request, so only its code.
-		if e, known := asAPIError(err); known {
+		if e, known := apierr.From(err); known {
 			fields = append(fields, zap.Int("status", e.StatusCode), zap.String("error_code", e.ErrorCode))
 		} else {
 			fields = append(fields, zap.Error(err))

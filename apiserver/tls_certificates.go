@@ -3,6 +3,7 @@ package apiserver
 import (
 	"strings"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/filter"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
@@ -69,8 +70,8 @@ var tlsCertificates = &family[api.TLSCertificate, *api.TLSCertificate, api.TLSCe
 		for _, r := range referrers {
 			domains = append(domains, r.ID)
 		}
-		e := badRequest("ERR_1966", "The TLS certificate %s is in use by reserved domain %s and cannot be deleted; detach it first (DELETE /reserved_domains/{id}/certificate).", cert.ID, strings.Join(domains, ", "))
-		return withDetail(e, "referrers", strings.Join(domains, ","))
+		e := apierr.BadRequest("ERR_1966", "The TLS certificate %s is in use by reserved domain %s and cannot be deleted; detach it first (DELETE /reserved_domains/{id}/certificate).", cert.ID, strings.Join(domains, ", "))
+		return apierr.WithDetail(e, "referrers", strings.Join(domains, ","))
 	},
 }
 

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/filter"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
@@ -76,7 +77,7 @@ func (v *view[T]) load(c *call, tx store.Tx) (*store.Object, error) {
 	}
 	o, err := c.lookup(tx, id, v.def.Prefix)
 	if isNotFound(err) {
-		return nil, notFound()
+		return nil, apierr.NotFound()
 	}
 	return o, err
 }
