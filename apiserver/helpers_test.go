@@ -80,25 +80,9 @@ func (c *tc) req(method, path string, body any, hdr ...string) response {
 		}
 		r = bytes.NewReader(data)
 	}
-	url := path
-	if !strings.HasPrefix(path, "http") {
-		url = c.srv.URL + path
-	}
-	httpReq, err := http.NewRequest(method, url, r)
+	httpReq, err := c.request(method, path, r, hdr...)
 	if err != nil {
 		c.t.Fatal(err)
-	}
-	httpReq.Header.Set("Authorization", "Bearer "+c.token)
-	httpReq.Header.Set("Service-Version", "2")
-	if body != nil {
-		httpReq.Header.Set("Content-Type", "application/json")
-	}
-	for i := 0; i+1 < len(hdr); i += 2 {
-		if hdr[i+1] == "" {
-			httpReq.Header.Del(hdr[i])
-		} else {
-			httpReq.Header.Set(hdr[i], hdr[i+1])
-		}
 	}
 	resp, err := http.DefaultClient.Do(httpReq)
 	if err != nil {
@@ -114,6 +98,33 @@ func (c *tc) req(method, path string, body any, hdr ...string) response {
 		}
 	}
 	return out
+}
+
+// request builds a request with the standard headers (a JSON Content-Type when there is a
+// body) to path on the test server, or to a whole URL. Headers in hdr replace the standard
+// ones; an empty value removes one.
+func (c *tc) request(method, path string, body io.Reader, hdr ...string) (*http.Request, error) {
+	url := path
+	if !strings.HasPrefix(path, "http") {
+		url = c.srv.URL + path
+	}
+	req, err := http.NewRequest(method, url, body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	req.Header.Set("Service-Version", "2")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		if hdr[i+1] == "" {
+			req.Header.Del(hdr[i])
+		} else {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+	}
+	return req, nil
 }
 
 // ok sends a request and fails the test unless the status is want.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 
@@ -22,21 +21,6 @@ import (
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sqlstore"
 )
 
-// ownCluster starts a PostgreSQL cluster of the test's own, which it may stop and start
-// without disturbing the tests on the shared one.
-func ownCluster(t *testing.T) *pgcluster.Cluster {
-	t.Helper()
-	if os.Getenv(pgcluster.SkipEnv) == "1" {
-		t.Skip(pgcluster.SkipEnv + "=1")
-	}
-	cluster, err := pgcluster.Start(pgcluster.Options{})
-	if err != nil {
-		t.Fatalf("cannot start a PostgreSQL cluster: %v", err)
-	}
-	t.Cleanup(cluster.Stop)
-	return cluster
-}
-
 // answer is what a request sent from another goroutine got.
 type answer struct {
 	status     int
@@ -48,17 +32,13 @@ type answer struct {
 // send is a request with the standard headers that reports instead of failing the test, so
 // that goroutines may send it.
 func (c *tc) send(method, path, body string, hdr ...string) answer {
-	req, err := http.NewRequest(method, c.srv.URL+path, strings.NewReader(body))
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req, err := c.request(method, path, r, hdr...)
 	if err != nil {
 		return answer{err: err}
-	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	req.Header.Set("Service-Version", "2")
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -78,7 +58,7 @@ func (c *tc) send(method, path, body string, hdr ...string) answer {
 // line, a refused keyed POST runs when retried (no 503 is replayed), and once PostgreSQL is
 // back the same server answers again with nothing lost.
 func TestStoreOutageAnswers503(t *testing.T) {
-	cluster := ownCluster(t)
+	cluster := pgcluster.Own(t)
 	dsn, err := cluster.NewDatabase()
 	if err != nil {
 		t.Fatal(err)

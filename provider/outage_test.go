@@ -29,14 +29,10 @@ const databaseRestart = 2 * time.Second
 // server whose PostgreSQL stops right after the first one is committed and starts again
 // databaseRestart later: the provider waits out the 503s and the apply succeeds.
 func TestAccApplySpansDatabaseRestart(t *testing.T) {
-	if os.Getenv(pgcluster.SkipEnv) == "1" || os.Getenv(resource.EnvTfAcc) == "" {
-		t.Skip("needs PostgreSQL and " + resource.EnvTfAcc + "=1")
+	if os.Getenv(resource.EnvTfAcc) == "" {
+		t.Skip("needs " + resource.EnvTfAcc + "=1")
 	}
-	cluster, err := pgcluster.Start(pgcluster.Options{})
-	if err != nil {
-		t.Fatalf("cannot start a PostgreSQL cluster: %v", err)
-	}
-	t.Cleanup(cluster.Stop)
+	cluster := pgcluster.Own(t)
 	dsn, err := cluster.NewDatabase()
 	if err != nil {
 		t.Fatal(err)

@@ -165,6 +165,22 @@ func Database(t testing.TB) string {
 	return dsn
 }
 
+// Own starts a cluster of the test's own, which it may take down and bring up (Down, Up)
+// without disturbing the tests on the shared one; it is removed when the test ends. Like
+// Database, it skips the test when WARREN_SKIP_POSTGRES=1.
+func Own(t testing.TB) *Cluster {
+	t.Helper()
+	if os.Getenv(SkipEnv) == "1" {
+		t.Skip(SkipEnv + "=1")
+	}
+	c, err := Start(Options{})
+	if err != nil {
+		t.Fatalf("cannot start a PostgreSQL cluster: %v", err)
+	}
+	t.Cleanup(c.Stop)
+	return c
+}
+
 // DatabaseURL is Database as a postgres:// URL (the unix socket directory in its host
 // parameter), the form warren-apiserver's --database takes.
 func DatabaseURL(t testing.TB) string {
