@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -58,6 +59,25 @@ func size[T any](e *env, full, quick T) T {
 		return quick
 	}
 	return full
+}
+
+// buildProgram builds src, a main package of the standard library alone, into a binary named
+// name in the scratch directory, for a floor or a client that must run as its own process.
+func (e *env) buildProgram(ctx context.Context, name, src string) (string, error) {
+	dir := filepath.Join(e.dir, name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644); err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, name)
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "main.go")
+	build.Dir, build.Env = dir, append(os.Environ(), "GO111MODULE=off")
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build %s: %v: %s", name, err, out)
+	}
+	return bin, nil
 }
 
 // postgresDatabase returns the DSN of a new empty database in a durable cluster (fsync and

@@ -1,0 +1,714 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+)
+
+var trafficSection = section{
+	name:  "traffic",
+	title: "Traffic: requests to an app through a TLS reverse proxy and ssh -R, against the app direct",
+	run:   runTraffic,
+}
+
+const (
+	trafficDomain = "shop.example.com" // the SNI and Host of the paths that terminate TLS
+	appBody       = "hello from the app\n"
+)
+
+// The targets of issue 17 for Warren's path, against the floors measured beside it.
+const (
+	targetRPSRatio   = 0.5              // of the proxy's requests per second at 16 connections
+	targetAddedP99   = time.Millisecond // over the app direct, at one connection
+	targetBulkRatio  = 0.5              // of the proxy's MB/s on one stream
+	targetIdleMemory = 64 << 10         // bytes per idle connection
+)
+
+// runTraffic measures one small app on loopback reached direct, through a TLS-terminating
+// httputil.ReverseProxy and through OpenSSH's ssh -R, in one run: requests per second and
+// latency at 1 and 16 connections, one bulk stream and the memory of idle connections.
+func runTraffic(ctx context.Context, e *env) (*result, error) {
+	app, err := startApp()
+	if err != nil {
+		return nil, err
+	}
+	defer app.close()
+	certPEM, keyPEM, err := selfSigned(trafficDomain)
+	if err != nil {
+		return nil, err
+	}
+	caFile := filepath.Join(e.dir, "traffic-ca.pem")
+	if err := os.WriteFile(caFile, certPEM, 0o644); err != nil {
+		return nil, err
+	}
+	proxy, err := startProxy(app, certPEM, keyPEM)
+	if err != nil {
+		return nil, err
+	}
+	defer proxy.close()
+	sshPath, err := startSSH(ctx, e, app)
+	if err != nil {
+		return nil, err
+	}
+	defer sshPath.close()
+	direct := &trafficPath{name: "app direct", url: "http://" + app.addr, addr: app.addr, memory: heapAndStacks, inProcess: true, close: func() {}}
+	paths := []*trafficPath{direct, proxy, sshPath}
+
+	connsList := []int{1, 16}
+	dur := size(e, 3*time.Second, 300*time.Millisecond)
+	rounds := size(e, 6, 1)
+	loads := map[*trafficPath]map[int]loadResult{}
+	for _, conns := range connsList {
+		var fns []func(context.Context, int) error
+		var clients []*http.Client
+		for _, p := range paths {
+			c := p.client(conns)
+			clients = append(clients, c)
+			fns = append(fns, func(ctx context.Context, _ int) error {
+				_, err := call(ctx, c, http.MethodGet, p.url+"/", "", "", http.StatusOK)
+				return err
+			})
+		}
+		rs, err := interleave(ctx, conns, dur, rounds, fns...)
+		if err != nil {
+			return nil, err
+		}
+		for i, p := range paths {
+			clients[i].CloseIdleConnections()
+			if loads[p] == nil {
+				loads[p] = map[int]loadResult{}
+			}
+			loads[p][conns] = rs[i]
+			e.logf("traffic: %s at %d conns: %.0f req/s, p50 %s, p99 %s", p.name, conns, rs[i].RPS, ms(rs[i].P50), ms(rs[i].P99))
+		}
+	}
+
+	bulkMiB := size(e, 256, 8)
+	bulkRounds := size(e, 3, 1)
+	bulk := map[*trafficPath]float64{}
+	samples := map[*trafficPath][]float64{}
+	for range bulkRounds {
+		for _, p := range paths {
+			mbps, err := p.download(ctx, bulkMiB)
+			if err != nil {
+				return nil, fmt.Errorf("%s: bulk: %w", p.name, err)
+			}
+			samples[p] = append(samples[p], mbps)
+		}
+	}
+	for _, p := range paths {
+		slices.Sort(samples[p])
+		bulk[p] = samples[p][len(samples[p])/2]
+		e.logf("traffic: %s: one stream of %d MiB at %.0f MB/s", p.name, bulkMiB, bulk[p])
+	}
+
+	idleN := size(e, 1000, 100)
+	clients, err := e.buildProgram(ctx, "idle-clients", idleClients)
+	if err != nil {
+		return nil, err
+	}
+	idle := map[*trafficPath]idleMeasure{}
+	for _, p := range paths {
+		m, err := p.holdIdle(ctx, clients, caFile, app, idleN)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %d idle connections: %w", p.name, idleN, err)
+		}
+		idle[p] = m
+	}
+	appPerConn := float64(idle[direct].delta) / float64(max(1, idle[direct].appConns))
+	perConn := func(p *trafficPath) float64 {
+		m := idle[p]
+		if p.inProcess {
+			return (float64(m.delta) - appPerConn*float64(m.appConns)) / float64(idleN)
+		}
+		return float64(m.delta) / float64(idleN)
+	}
+	for _, p := range paths {
+		e.logf("traffic: %s: %.1f KB per idle connection (%d app connections)", p.name, perConn(p)/1000, idle[p].appConns)
+	}
+
+	floorP := proxy
+	reqs := table{
+		Caption: "Requests for the app's small answer (GET /, " + strconv.Itoa(len(appBody)) + " bytes), HTTP/1.1 keep-alive clients:",
+		Header:  []string{"path", "conns", "req/s", "p50", "p99", "added p50", "added p99", "req/s ÷ proxy's"},
+	}
+	for _, p := range paths {
+		for _, conns := range connsList {
+			r, d := loads[p][conns], loads[direct][conns]
+			reqs.Rows = append(reqs.Rows, []string{p.name, fmt.Sprint(conns), fmt.Sprintf("%.0f", r.RPS), ms(r.P50), ms(r.P99),
+				ms(r.P50 - d.P50), ms(r.P99 - d.P99), ratio(r.RPS, loads[floorP][conns].RPS)})
+		}
+	}
+	bulkTbl := table{
+		Caption: fmt.Sprintf("One stream downloading %d MiB (GET /bulk), the median of %d:", bulkMiB, bulkRounds),
+		Header:  []string{"path", "MB/s", "÷ proxy's"},
+	}
+	memTbl := table{
+		Caption: fmt.Sprintf("%d idle keep-alive connections, each after one request, held by clients in a process of their own:", idleN),
+		Header:  []string{"path", "app connections held", "bytes per idle connection", "measured as"},
+	}
+	for _, p := range paths {
+		bulkTbl.Rows = append(bulkTbl.Rows, []string{p.name, fmt.Sprintf("%.0f", bulk[p]), ratio(bulk[p], bulk[floorP])})
+		method := "this process's Go heap and stacks (HeapInuse+StackInuse after a GC), less the app's share"
+		switch {
+		case p == direct:
+			method = "this process's Go heap and stacks: the app's own, the share left out of the other in-process paths"
+		case !p.inProcess:
+			method = "resident memory (VmRSS) of sshd's processes and ssh"
+		}
+		bytes := perConn(p)
+		if p == direct {
+			bytes = appPerConn
+		}
+		memTbl.Rows = append(memTbl.Rows, []string{p.name, fmt.Sprint(idle[p].appConns), fmt.Sprintf("%.1f KB", bytes/1000), method})
+	}
+
+	return &result{
+		Intro: fmt.Sprintf("One small app on loopback (plain HTTP: a %d-byte answer at `/`, N MiB at `/bulk`), reached three ways in this run: "+
+			"direct; through a TLS-terminating `httputil.ReverseProxy` in this process (TLS 1.3 with an ECDSA P-256 certificate for %s chosen by SNI, "+
+			"X-Forwarded headers set, keep-alive to the app: the work of Warren's edge minus the tunnel); and through OpenSSH's `ssh -R` "+
+			"(a throwaway sshd on a loopback port, the forwarded port on the sshd side, ssh dialing the app, OpenSSH's default cipher). "+
+			"Closed-loop Go clients in this process, %s per point for each path, in %d slices that take turns so all paths see the same machine. "+
+			"Added latency is over the app direct at the same connections.",
+			len(appBody), trafficDomain, dur, rounds),
+		Tables: []table{reqs, bulkTbl, memTbl},
+		Findings: []string{
+			"`ssh -R` carries plain TCP here (the clients speak HTTP to the forwarded port), while Warren's path also terminates TLS at the edge: the comparison favours ssh.",
+			"Memory per idle connection: the clients run as their own process, so their memory is never counted. For the paths in this process the number is " +
+				"the growth of the Go heap and stacks after a collection while the connections are held, less what the app's own connections cost " +
+				"(measured on the app direct: " + fmt.Sprintf("%.1f KB", appPerConn/1000) + " each, times the app connections the path holds open). " +
+				"For ssh it is the growth of the resident memory of sshd's processes and ssh, read from /proc.",
+			"Warren's path (the edge and an agent over protocol v2) is not yet built: the targets " +
+				fmt.Sprintf("(≥%.1f× the proxy's req/s at 16 connections, added p99 ≤%s at one, bulk ≥%.1f× the proxy's, ≤%d KB per idle tunneled connection, faster than ssh -R)",
+					targetRPSRatio, ms(targetAddedP99), targetBulkRatio, targetIdleMemory>>10) +
+				" are measured against these floors once it is.",
+		},
+	}, nil
+}
+
+// trafficApp is the app behind every path: a small fixed answer at / and N MiB at
+// /bulk?mib=N, over plain HTTP on loopback. It counts its open connections, so that a path's
+// memory can leave the app's own out.
+type trafficApp struct {
+	addr string
+	open atomic.Int64
+	srv  *http.Server
+}
+
+func startApp() (*trafficApp, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	chunk := make([]byte, 256<<10)
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = io.WriteString(w, appBody)
+	})
+	mux.HandleFunc("GET /bulk", func(w http.ResponseWriter, r *http.Request) {
+		n, err := strconv.Atoi(r.URL.Query().Get("mib"))
+		if err != nil || n < 1 {
+			http.Error(w, "mib: a number of MiB", http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Content-Length", strconv.Itoa(n<<20))
+		for range n << 20 / len(chunk) {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	})
+	a := &trafficApp{addr: l.Addr().String()}
+	a.srv = &http.Server{Handler: mux, ConnState: func(_ net.Conn, state http.ConnState) {
+		switch state {
+		case http.StateNew:
+			a.open.Add(1)
+		case http.StateClosed, http.StateHijacked:
+			a.open.Add(-1)
+		}
+	}}
+	go func() { _ = a.srv.Serve(l) }()
+	return a, nil
+}
+
+func (a *trafficApp) close() { _ = a.srv.Close() }
+
+// trafficPath is one way from a client to the app.
+type trafficPath struct {
+	name      string
+	url       string      // the app's root through the path, without the trailing slash
+	addr      string      // where the path's clients connect (the URL's host may be a name)
+	tls       *tls.Config // the clients' TLS: the trusted certificate; nil for plain HTTP
+	memory    func() (int64, error)
+	inProcess bool // memory is this process's: the app's connections are in it too
+	close     func()
+}
+
+// client keeps up to conns HTTP/1.1 connections to the path open.
+func (p *trafficPath) client(conns int) *http.Client {
+	c := newHTTPClient(conns)
+	t := c.Transport.(*http.Transport)
+	t.ForceAttemptHTTP2, t.TLSClientConfig = false, p.tls
+	t.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, p.addr)
+	}
+	return c
+}
+
+// download reads mib MiB from /bulk on one connection and returns the MB/s.
+func (p *trafficPath) download(ctx context.Context, mib int) (float64, error) {
+	c := p.client(1)
+	defer c.CloseIdleConnections()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/bulk?mib=%d", p.url, mib), nil)
+	if err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	n, err := io.Copy(io.Discard, resp.Body)
+	if err != nil {
+		return 0, err
+	}
+	if resp.StatusCode != http.StatusOK || n != int64(mib)<<20 {
+		return 0, fmt.Errorf("GET /bulk: %d, %d bytes of %d", resp.StatusCode, n, mib<<20)
+	}
+	return float64(n) / 1e6 / time.Since(start).Seconds(), nil
+}
+
+// idleMeasure is how much a path's memory grew while idle connections were held, and how
+// many connections to the app it held open for them.
+type idleMeasure struct {
+	delta    int64
+	appConns int64
+}
+
+// holdIdle has the idle-clients program open n keep-alive connections through the path, one
+// request each, and measures the path's memory before and while they are held.
+func (p *trafficPath) holdIdle(ctx context.Context, clients, caFile string, app *trafficApp, n int) (idleMeasure, error) {
+	u, err := url.Parse(p.url)
+	if err != nil {
+		return idleMeasure{}, err
+	}
+	if p.tls == nil {
+		caFile = "-"
+	}
+	before, err := p.memory()
+	if err != nil {
+		return idleMeasure{}, err
+	}
+	appBefore := app.open.Load()
+	cmd := exec.CommandContext(ctx, clients, p.addr, u.Host, caFile, strconv.Itoa(n))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return idleMeasure{}, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return idleMeasure{}, err
+	}
+	if err := cmd.Start(); err != nil {
+		return idleMeasure{}, err
+	}
+	defer func() {
+		stdin.Close() // the clients close their connections and exit
+		_ = cmd.Wait()
+	}()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || line != "ready\n" {
+		_ = cmd.Wait()
+		return idleMeasure{}, fmt.Errorf("idle clients: %q %v: %s", line, err, stderr.String())
+	}
+	// Let every server-side goroutine go back to waiting for the next request.
+	time.Sleep(250 * time.Millisecond)
+	after, err := p.memory()
+	if err != nil {
+		return idleMeasure{}, err
+	}
+	return idleMeasure{delta: after - before, appConns: app.open.Load() - appBefore}, nil
+}
+
+// idleClients is the program that holds the idle connections, in a process of its own so
+// that its memory is never counted as a path's: it connects n times to ADDR (TLS with SNI
+// HOST when CAFILE is not "-"), sends GET / on each and reads the answer, prints "ready" and
+// keeps them open until its standard input closes.
+const idleClients = `package main
+
+import (
+	"bufio"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+)
+
+func main() {
+	addr, host, caFile := os.Args[1], os.Args[2], os.Args[3]
+	n, err := strconv.Atoi(os.Args[4])
+	check(err)
+	var cfg *tls.Config
+	if caFile != "-" {
+		ca, err := os.ReadFile(caFile)
+		check(err)
+		pool := x509.NewCertPool()
+		pool.AppendCertsFromPEM(ca)
+		hostname, _, err := net.SplitHostPort(host)
+		if err != nil {
+			hostname = host
+		}
+		cfg = &tls.Config{RootCAs: pool, ServerName: hostname, NextProtos: []string{"http/1.1"}}
+	}
+	conns := make([]net.Conn, 0, n)
+	for range n {
+		c, err := net.Dial("tcp", addr)
+		check(err)
+		if cfg != nil {
+			c = tls.Client(c, cfg)
+		}
+		_, err = fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: %s\r\n\r\n", host)
+		check(err)
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		check(err)
+		_, err = io.Copy(io.Discard, resp.Body)
+		check(err)
+		if resp.StatusCode != 200 {
+			check(fmt.Errorf("GET /: %s", resp.Status))
+		}
+		conns = append(conns, c)
+	}
+	fmt.Println("ready")
+	io.Copy(io.Discard, os.Stdin)
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+`
+
+// heapAndStacks is what this process's Go heap and goroutine stacks hold after a collection:
+// a connection's buffers are on the heap, its goroutines' stacks beside it.
+func heapAndStacks() (int64, error) {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapInuse + m.StackInuse), nil
+}
+
+// startProxy is the floor of Warren's edge: an httputil.ReverseProxy behind a TLS listener
+// on loopback with the domain's certificate, keeping its connections to the app alive.
+func startProxy(app *trafficApp, certPEM, keyPEM []byte) (*trafficPath, error) {
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(certPEM)
+	target := &url.URL{Scheme: "http", Host: app.addr}
+	backend := http.DefaultTransport.(*http.Transport).Clone()
+	backend.MaxIdleConnsPerHost = 1024 // the default (2) would dial the app anew under 16 connections
+	proxy := &httputil.ReverseProxy{
+		Rewrite:   func(r *httputil.ProxyRequest) { r.SetURL(target); r.SetXForwarded() },
+		Transport: backend,
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	srv := &http.Server{
+		Handler:   proxy,
+		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}},
+		ErrorLog:  log.New(io.Discard, "", 0),
+	}
+	go func() { _ = srv.ServeTLS(l, "", "") }()
+	return &trafficPath{
+		name: "TLS reverse proxy", url: "https://" + trafficDomain, addr: l.Addr().String(),
+		tls: &tls.Config{RootCAs: pool}, memory: heapAndStacks, inProcess: true,
+		close: func() { _ = srv.Close(); backend.CloseIdleConnections() },
+	}, nil
+}
+
+// selfSigned makes a certificate and key for domain, in PEM.
+func selfSigned(domain string) (certPEM, keyPEM []byte, err error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: domain},
+		DNSNames:     []string{domain},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return nil, nil, err
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), nil
+}
+
+// startSSH is the peer: a throwaway sshd as a child process on a loopback port (its own host
+// key and authorized key, no PAM, logging in as the current user) and `ssh -N -R` forwarding
+// a port on the sshd side to the app. Its clients speak plain HTTP to the forwarded port.
+func startSSH(ctx context.Context, e *env, app *trafficApp) (*trafficPath, error) {
+	sshd, err := exec.LookPath("sshd")
+	if err != nil {
+		sshd = "/usr/sbin/sshd" // not on a non-root PATH
+		if _, err := os.Stat(sshd); err != nil {
+			return nil, errors.New("sshd not found: scripts/bench-deps.sh installs Debian's openssh-server (make bench runs it)")
+		}
+	}
+	me, err := user.Current()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp(e.dir, "ssh-")
+	if err != nil {
+		return nil, err
+	}
+	hostKey, userKey := filepath.Join(dir, "host_key"), filepath.Join(dir, "user_key")
+	if err := writeSSHKey(hostKey, ""); err != nil {
+		return nil, err
+	}
+	if err := writeSSHKey(userKey, filepath.Join(dir, "authorized_keys")); err != nil {
+		return nil, err
+	}
+	sshdAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	fwdAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	sshdHost, sshdPort, _ := net.SplitHostPort(sshdAddr)
+	config := strings.Join([]string{
+		"ListenAddress " + sshdAddr,
+		"HostKey " + hostKey,
+		"AuthorizedKeysFile " + filepath.Join(dir, "authorized_keys"),
+		"PidFile none",
+		"UsePAM no",
+		"StrictModes no", // the scratch directory is not the user's home
+		"PubkeyAuthentication yes",
+		"PasswordAuthentication no",
+		"KbdInteractiveAuthentication no",
+		"PermitRootLogin prohibit-password",
+		"AllowTcpForwarding remote",
+		"LogLevel ERROR",
+	}, "\n") + "\n"
+	configFile := filepath.Join(dir, "sshd_config")
+	if err := os.WriteFile(configFile, []byte(config), 0o600); err != nil {
+		return nil, err
+	}
+	if os.Geteuid() == 0 {
+		// sshd run as root insists on its privilege separation directory, which Debian's
+		// service makes when it starts.
+		if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
+			return nil, err
+		}
+	}
+	logFile := filepath.Join(dir, "log")
+	logs, err := os.Create(logFile)
+	if err != nil {
+		return nil, err
+	}
+	defer logs.Close()
+	readLogs := func() string { data, _ := os.ReadFile(logFile); return string(data) }
+
+	server, err := startChild(withOutput(exec.Command(sshd, "-D", "-e", "-f", configFile), logs))
+	if err != nil {
+		return nil, err
+	}
+	if err := waitFor(ctx, func() bool {
+		c, err := net.Dial("tcp", sshdAddr)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	}, server); err != nil {
+		server.stop()
+		return nil, fmt.Errorf("sshd: %w: %s", err, readLogs())
+	}
+	_, fwdPort, _ := net.SplitHostPort(fwdAddr)
+	tunnel, err := startChild(withOutput(exec.Command("ssh", "-N", "-F", "/dev/null", "-i", userKey, "-p", sshdPort,
+		"-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+		"-o", "ExitOnForwardFailure=yes", "-o", "LogLevel=ERROR",
+		"-R", "127.0.0.1:"+fwdPort+":"+app.addr, me.Username+"@"+sshdHost), logs))
+	if err != nil {
+		server.stop()
+		return nil, err
+	}
+	probe := newHTTPClient(1)
+	if err := waitFor(ctx, func() bool {
+		_, err := call(ctx, probe, http.MethodGet, "http://"+fwdAddr+"/", "", "", http.StatusOK)
+		return err == nil
+	}, tunnel); err != nil {
+		tunnel.stop()
+		server.stop()
+		return nil, fmt.Errorf("ssh -R: %w: %s", err, readLogs())
+	}
+	probe.CloseIdleConnections()
+	return &trafficPath{
+		name: "ssh -R", url: "http://" + fwdAddr, addr: fwdAddr,
+		memory: func() (int64, error) { return residentOfTrees(server.cmd.Process.Pid, tunnel.cmd.Process.Pid) },
+		close:  func() { tunnel.stop(); server.stop() },
+	}, nil
+}
+
+// child is a process the section started, its exit watched.
+type child struct {
+	cmd  *exec.Cmd
+	done chan struct{} // closed when it has exited
+}
+
+func startChild(cmd *exec.Cmd) (*child, error) {
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	c := &child{cmd: cmd, done: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(c.done) }()
+	return c, nil
+}
+
+// stop asks the process to end and waits until it has.
+func (c *child) stop() {
+	_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	<-c.done
+}
+
+func withOutput(cmd *exec.Cmd, w io.Writer) *exec.Cmd {
+	cmd.Stdout, cmd.Stderr = w, w
+	return cmd
+}
+
+// waitFor polls ready until it holds, for at most 15 s, failing early when the process that
+// should make it hold has exited.
+func waitFor(ctx context.Context, ready func() bool, proc *child) error {
+	deadline := time.Now().Add(15 * time.Second)
+	for !ready() {
+		select {
+		case <-proc.done:
+			return errors.New("exited")
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return errors.New("not ready after 15 s")
+		}
+	}
+	return nil
+}
+
+// writeSSHKey writes a new Ed25519 private key in OpenSSH's format to path, and its public
+// half as an authorized key to authorized unless that is empty.
+func writeSSHKey(path, authorized string) error {
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return err
+	}
+	block, err := ssh.MarshalPrivateKey(priv, "warren bench")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, pem.EncodeToMemory(block), 0o600); err != nil {
+		return err
+	}
+	if authorized == "" {
+		return nil
+	}
+	sshPub, err := ssh.NewPublicKey(pub)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(authorized, ssh.MarshalAuthorizedKey(sshPub), 0o600)
+}
+
+// residentOfTrees sums the resident memory of processes and all their descendants (sshd
+// serves each connection in processes of its own).
+func residentOfTrees(roots ...int) (int64, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, err
+	}
+	children := map[int][]int{}
+	for _, ent := range entries {
+		pid, err := strconv.Atoi(ent.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", ent.Name(), "stat"))
+		if err != nil {
+			continue // gone meanwhile
+		}
+		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		if len(fields) < 2 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(fields[1])
+		children[ppid] = append(children[ppid], pid)
+	}
+	var total int64
+	for queue := slices.Clone(roots); len(queue) > 0; queue = queue[1:] {
+		rss, _, err := memoryOf(queue[0])
+		if err != nil && slices.Contains(roots, queue[0]) {
+			return 0, err
+		}
+		total += rss // a descendant gone meanwhile counts 0
+		queue = append(queue, children[queue[0]]...)
+	}
+	return total, nil
+}
