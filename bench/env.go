@@ -26,20 +26,27 @@ import (
 // env is what the sections share: a scratch directory, a durable PostgreSQL cluster started
 // on first use, and the run's size.
 type env struct {
-	quick bool
-	dir   string
+	quick    bool
+	dir      string
+	profiles string // where a section writes the profiles its report names
 
 	pgOnce sync.Once
 	pg     *pgcluster.Cluster
 	pgErr  error
 }
 
-func newEnv(quick bool) (*env, error) {
+// newEnv makes the scratch directory; profiles go to bench/profiles beside the report out
+// (or to the scratch directory when there is none).
+func newEnv(quick bool, out string) (*env, error) {
 	dir, err := os.MkdirTemp("", "warren-bench-")
 	if err != nil {
 		return nil, err
 	}
-	return &env{quick: quick, dir: dir}, nil
+	profiles := filepath.Join(dir, "profiles")
+	if out != "" {
+		profiles = filepath.Join(filepath.Dir(out), "bench", "profiles")
+	}
+	return &env{quick: quick, dir: dir, profiles: profiles}, nil
 }
 
 func (e *env) close() {

@@ -68,7 +68,7 @@ func run(ctx context.Context, quick bool, only, out, chart string) error {
 	if len(selected) == 0 {
 		return fmt.Errorf("no section named %q (sections: %s)", only, sectionNames())
 	}
-	e, err := newEnv(quick)
+	e, err := newEnv(quick, out)
 	if err != nil {
 		return err
 	}

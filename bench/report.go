@@ -206,3 +206,4 @@ func secs(d time.Duration) string   { return fmt.Sprintf("%.2f s", d.Seconds()) 
 func ratio(x, floor float64) string { return fmt.Sprintf("%.2f×", x/floor) }
 func perSec(v float64) string       { return fmt.Sprintf("%.0f/s", v) }
 func mib(bytes int64) string        { return fmt.Sprintf("%.1f MiB", float64(bytes)/(1<<20)) }
+func kib(bytes float64) string      { return fmt.Sprintf("%.1f KiB", bytes/(1<<10)) }

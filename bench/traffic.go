@@ -25,6 +25,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -82,44 +83,96 @@ func runTraffic(ctx context.Context, e *env) (*result, error) {
 	}
 	defer sshPath.close()
 	direct := &trafficPath{name: "app direct", url: "http://" + app.addr, addr: app.addr, memory: heapAndStacks, inProcess: true, close: func() {}}
+	var warren *trafficPath // Warren's path: the edge and an agent over protocol v2, not yet built
 	paths := []*trafficPath{direct, proxy, sshPath}
 
-	connsList := []int{1, 16}
-	dur := size(e, 3*time.Second, 300*time.Millisecond)
-	rounds := size(e, 6, 1)
-	loads := map[*trafficPath]map[int]loadResult{}
-	for _, conns := range connsList {
-		var fns []func(context.Context, int) error
+	m, err := measureTraffic(ctx, e, app, caFile, paths)
+	if err != nil {
+		return nil, err
+	}
+	res := m.result(direct, proxy)
+	res.Intro = fmt.Sprintf("One small app on loopback (plain HTTP: a %d-byte answer at `/`, N MiB at `/bulk`), reached in this run "+
+		"direct; through a TLS-terminating `httputil.ReverseProxy` in this process (TLS 1.3 with an ECDSA P-256 certificate for %s chosen by SNI, "+
+		"X-Forwarded headers set, keep-alive to the app: the work of Warren's edge minus the tunnel); and through OpenSSH's `ssh -R` "+
+		"(a throwaway sshd on a loopback port, the forwarded port on the sshd side, ssh dialing the app, OpenSSH's default cipher). "+
+		"Closed-loop Go clients with HTTP/1.1 keep-alive in this process, %s per point for each path, in %d slices that take turns so all paths see the same machine. "+
+		"Added latency is over the app direct at the same connections.",
+		len(appBody), trafficDomain, m.dur, m.rounds)
+	res.Findings = append(res.Findings,
+		"`ssh -R` carries plain TCP here (the clients speak HTTP to the forwarded port), while Warren's path also terminates TLS at the edge: the comparison favours ssh.",
+		"Memory per idle connection: the clients run as their own process, so their memory is never counted. For the paths in this process the number is "+
+			"the growth of the Go heap and stacks after a collection while the connections are held, less what the app's own connections cost "+
+			fmt.Sprintf("(measured on the app direct: %s each, times the app connections the path holds open). ", kib(m.idle[direct]))+
+			"For ssh it is the growth of the resident memory of sshd's processes and ssh, read from /proc.")
+	if warren == nil {
+		res.Findings = append(res.Findings, "Warren's path (the edge and an agent over protocol v2) is not yet built: the targets "+
+			fmt.Sprintf("(≥%.1f× the proxy's req/s at 16 connections, added p99 ≤%s at one, bulk ≥%.1f× the proxy's, ≤%s per idle tunneled connection, faster than ssh -R)",
+				targetRPSRatio, ms(targetAddedP99), targetBulkRatio, kib(targetIdleMemory))+
+			" are measured against these floors once it is.")
+		return res, nil
+	}
+	targets, err := m.targets(ctx, e, warren, direct, proxy, sshPath)
+	if err != nil {
+		return nil, err
+	}
+	res.Tables = append(res.Tables, targets...)
+	return res, nil
+}
+
+// trafficMeasures are what measureTraffic found on each path.
+type trafficMeasures struct {
+	paths             []*trafficPath
+	conns             []int
+	dur               time.Duration
+	rounds            int
+	loads             map[*trafficPath]map[int]loadResult
+	bulkMiB, bulkRuns int
+	bulk              map[*trafficPath]float64 // MB/s of one stream, the median of bulkRuns
+	idleN             int
+	idle              map[*trafficPath]float64 // bytes per idle connection (the app direct: the app's own)
+	idleApp           map[*trafficPath]int64   // app connections held open for the idle connections
+
+	app             *trafficApp
+	caFile, clients string // what holdIdle needs again for a heap profile
+}
+
+// measureTraffic measures every path: loads at 1 and 16 connections interleaved, bulk
+// streams in turns, then idle connections path by path; paths[0] must be the app direct.
+func measureTraffic(ctx context.Context, e *env, app *trafficApp, caFile string, paths []*trafficPath) (*trafficMeasures, error) {
+	m := &trafficMeasures{
+		paths: paths, conns: []int{1, 16},
+		dur: size(e, 3*time.Second, 300*time.Millisecond), rounds: size(e, 6, 1),
+		loads:   map[*trafficPath]map[int]loadResult{},
+		bulkMiB: size(e, 256, 8), bulkRuns: size(e, 3, 1), bulk: map[*trafficPath]float64{},
+		idleN: size(e, 1000, 100), idle: map[*trafficPath]float64{}, idleApp: map[*trafficPath]int64{},
+		app: app, caFile: caFile,
+	}
+	for _, conns := range m.conns {
+		var loads []func(context.Context, int) error
 		var clients []*http.Client
 		for _, p := range paths {
 			c := p.client(conns)
 			clients = append(clients, c)
-			fns = append(fns, func(ctx context.Context, _ int) error {
-				_, err := call(ctx, c, http.MethodGet, p.url+"/", "", "", http.StatusOK)
-				return err
-			})
+			loads = append(loads, p.request(c))
 		}
-		rs, err := interleave(ctx, conns, dur, rounds, fns...)
+		rs, err := interleave(ctx, conns, m.dur, m.rounds, loads...)
 		if err != nil {
 			return nil, err
 		}
 		for i, p := range paths {
 			clients[i].CloseIdleConnections()
-			if loads[p] == nil {
-				loads[p] = map[int]loadResult{}
+			if m.loads[p] == nil {
+				m.loads[p] = map[int]loadResult{}
 			}
-			loads[p][conns] = rs[i]
+			m.loads[p][conns] = rs[i]
 			e.logf("traffic: %s at %d conns: %.0f req/s, p50 %s, p99 %s", p.name, conns, rs[i].RPS, ms(rs[i].P50), ms(rs[i].P99))
 		}
 	}
 
-	bulkMiB := size(e, 256, 8)
-	bulkRounds := size(e, 3, 1)
-	bulk := map[*trafficPath]float64{}
 	samples := map[*trafficPath][]float64{}
-	for range bulkRounds {
+	for range m.bulkRuns {
 		for _, p := range paths {
-			mbps, err := p.download(ctx, bulkMiB)
+			mbps, err := p.download(ctx, m.bulkMiB)
 			if err != nil {
 				return nil, fmt.Errorf("%s: bulk: %w", p.name, err)
 			}
@@ -128,92 +181,67 @@ func runTraffic(ctx context.Context, e *env) (*result, error) {
 	}
 	for _, p := range paths {
 		slices.Sort(samples[p])
-		bulk[p] = samples[p][len(samples[p])/2]
-		e.logf("traffic: %s: one stream of %d MiB at %.0f MB/s", p.name, bulkMiB, bulk[p])
+		m.bulk[p] = samples[p][len(samples[p])/2]
+		e.logf("traffic: %s: one stream of %d MiB at %.0f MB/s", p.name, m.bulkMiB, m.bulk[p])
 	}
 
-	idleN := size(e, 1000, 100)
-	clients, err := e.buildProgram(ctx, "idle-clients", idleClients)
-	if err != nil {
+	var err error
+	if m.clients, err = e.buildProgram(ctx, "idle-clients", idleClients); err != nil {
 		return nil, err
 	}
-	idle := map[*trafficPath]idleMeasure{}
-	for _, p := range paths {
-		m, err := p.holdIdle(ctx, clients, caFile, app, idleN)
+	var appPerConn float64
+	for i, p := range paths {
+		held, err := p.holdIdle(ctx, m.clients, caFile, app, m.idleN, nil)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %d idle connections: %w", p.name, idleN, err)
+			return nil, fmt.Errorf("%s: %d idle connections: %w", p.name, m.idleN, err)
 		}
-		idle[p] = m
-	}
-	appPerConn := float64(idle[direct].delta) / float64(max(1, idle[direct].appConns))
-	perConn := func(p *trafficPath) float64 {
-		m := idle[p]
-		if p.inProcess {
-			return (float64(m.delta) - appPerConn*float64(m.appConns)) / float64(idleN)
+		m.idleApp[p] = held.appConns
+		switch {
+		case i == 0:
+			appPerConn = float64(held.delta) / float64(max(1, held.appConns))
+			m.idle[p] = appPerConn
+		case p.inProcess:
+			m.idle[p] = (float64(held.delta) - appPerConn*float64(held.appConns)) / float64(m.idleN)
+		default:
+			m.idle[p] = float64(held.delta) / float64(m.idleN)
 		}
-		return float64(m.delta) / float64(idleN)
+		e.logf("traffic: %s: %s per idle connection (%d app connections)", p.name, kib(m.idle[p]), held.appConns)
 	}
-	for _, p := range paths {
-		e.logf("traffic: %s: %.1f KB per idle connection (%d app connections)", p.name, perConn(p)/1000, idle[p].appConns)
-	}
+	return m, nil
+}
 
-	floorP := proxy
+// result tabulates the measures with the ratios to the proxy and the latency added to the
+// app direct.
+func (m *trafficMeasures) result(direct, proxy *trafficPath) *result {
 	reqs := table{
-		Caption: "Requests for the app's small answer (GET /, " + strconv.Itoa(len(appBody)) + " bytes), HTTP/1.1 keep-alive clients:",
+		Caption: fmt.Sprintf("Requests for the app's small answer (GET /, %d bytes):", len(appBody)),
 		Header:  []string{"path", "conns", "req/s", "p50", "p99", "added p50", "added p99", "req/s ÷ proxy's"},
 	}
-	for _, p := range paths {
-		for _, conns := range connsList {
-			r, d := loads[p][conns], loads[direct][conns]
-			reqs.Rows = append(reqs.Rows, []string{p.name, fmt.Sprint(conns), fmt.Sprintf("%.0f", r.RPS), ms(r.P50), ms(r.P99),
-				ms(r.P50 - d.P50), ms(r.P99 - d.P99), ratio(r.RPS, loads[floorP][conns].RPS)})
-		}
-	}
-	bulkTbl := table{
-		Caption: fmt.Sprintf("One stream downloading %d MiB (GET /bulk), the median of %d:", bulkMiB, bulkRounds),
+	bulk := table{
+		Caption: fmt.Sprintf("One stream downloading %d MiB (GET /bulk), the median of %d:", m.bulkMiB, m.bulkRuns),
 		Header:  []string{"path", "MB/s", "÷ proxy's"},
 	}
-	memTbl := table{
-		Caption: fmt.Sprintf("%d idle keep-alive connections, each after one request, held by clients in a process of their own:", idleN),
-		Header:  []string{"path", "app connections held", "bytes per idle connection", "measured as"},
+	idle := table{
+		Caption: fmt.Sprintf("%d idle keep-alive connections, each after one request, held by clients in a process of their own:", m.idleN),
+		Header:  []string{"path", "app connections held", "memory per idle connection", "measured as"},
 	}
-	for _, p := range paths {
-		bulkTbl.Rows = append(bulkTbl.Rows, []string{p.name, fmt.Sprintf("%.0f", bulk[p]), ratio(bulk[p], bulk[floorP])})
-		method := "this process's Go heap and stacks (HeapInuse+StackInuse after a GC), less the app's share"
+	for _, p := range m.paths {
+		for _, conns := range m.conns {
+			r, d := m.loads[p][conns], m.loads[direct][conns]
+			reqs.Rows = append(reqs.Rows, []string{p.name, fmt.Sprint(conns), fmt.Sprintf("%.0f", r.RPS), ms(r.P50), ms(r.P99),
+				ms(r.P50 - d.P50), ms(r.P99 - d.P99), ratio(r.RPS, m.loads[proxy][conns].RPS)})
+		}
+		bulk.Rows = append(bulk.Rows, []string{p.name, fmt.Sprintf("%.0f", m.bulk[p]), ratio(m.bulk[p], m.bulk[proxy])})
+		method := "this process's Go heap and stacks (HeapInuse+StackInuse after GC), less the app's share"
 		switch {
 		case p == direct:
-			method = "this process's Go heap and stacks: the app's own, the share left out of the other in-process paths"
+			method = "this process's Go heap and stacks: the app's own share, left out of the other paths in this process"
 		case !p.inProcess:
 			method = "resident memory (VmRSS) of sshd's processes and ssh"
 		}
-		bytes := perConn(p)
-		if p == direct {
-			bytes = appPerConn
-		}
-		memTbl.Rows = append(memTbl.Rows, []string{p.name, fmt.Sprint(idle[p].appConns), fmt.Sprintf("%.1f KB", bytes/1000), method})
+		idle.Rows = append(idle.Rows, []string{p.name, fmt.Sprint(m.idleApp[p]), kib(m.idle[p]), method})
 	}
-
-	return &result{
-		Intro: fmt.Sprintf("One small app on loopback (plain HTTP: a %d-byte answer at `/`, N MiB at `/bulk`), reached three ways in this run: "+
-			"direct; through a TLS-terminating `httputil.ReverseProxy` in this process (TLS 1.3 with an ECDSA P-256 certificate for %s chosen by SNI, "+
-			"X-Forwarded headers set, keep-alive to the app: the work of Warren's edge minus the tunnel); and through OpenSSH's `ssh -R` "+
-			"(a throwaway sshd on a loopback port, the forwarded port on the sshd side, ssh dialing the app, OpenSSH's default cipher). "+
-			"Closed-loop Go clients in this process, %s per point for each path, in %d slices that take turns so all paths see the same machine. "+
-			"Added latency is over the app direct at the same connections.",
-			len(appBody), trafficDomain, dur, rounds),
-		Tables: []table{reqs, bulkTbl, memTbl},
-		Findings: []string{
-			"`ssh -R` carries plain TCP here (the clients speak HTTP to the forwarded port), while Warren's path also terminates TLS at the edge: the comparison favours ssh.",
-			"Memory per idle connection: the clients run as their own process, so their memory is never counted. For the paths in this process the number is " +
-				"the growth of the Go heap and stacks after a collection while the connections are held, less what the app's own connections cost " +
-				"(measured on the app direct: " + fmt.Sprintf("%.1f KB", appPerConn/1000) + " each, times the app connections the path holds open). " +
-				"For ssh it is the growth of the resident memory of sshd's processes and ssh, read from /proc.",
-			"Warren's path (the edge and an agent over protocol v2) is not yet built: the targets " +
-				fmt.Sprintf("(≥%.1f× the proxy's req/s at 16 connections, added p99 ≤%s at one, bulk ≥%.1f× the proxy's, ≤%d KB per idle tunneled connection, faster than ssh -R)",
-					targetRPSRatio, ms(targetAddedP99), targetBulkRatio, targetIdleMemory>>10) +
-				" are measured against these floors once it is.",
-		},
-	}, nil
+	return &result{Tables: []table{reqs, bulk, idle}}
 }
 
 // trafficApp is the app behind every path: a small fixed answer at / and N MiB at
@@ -288,6 +316,14 @@ func (p *trafficPath) client(conns int) *http.Client {
 	return c
 }
 
+// request is a load's call: GET / through the path on c, which must answer 200.
+func (p *trafficPath) request(c *http.Client) func(context.Context, int) error {
+	return func(ctx context.Context, _ int) error {
+		_, err := call(ctx, c, http.MethodGet, p.url+"/", "", "", http.StatusOK)
+		return err
+	}
+}
+
 // download reads mib MiB from /bulk on one connection and returns the MB/s.
 func (p *trafficPath) download(ctx context.Context, mib int) (float64, error) {
 	c := p.client(1)
@@ -320,8 +356,9 @@ type idleMeasure struct {
 }
 
 // holdIdle has the idle-clients program open n keep-alive connections through the path, one
-// request each, and measures the path's memory before and while they are held.
-func (p *trafficPath) holdIdle(ctx context.Context, clients, caFile string, app *trafficApp, n int) (idleMeasure, error) {
+// request each, and measures the path's memory before and while they are held; whileHeld,
+// unless nil, runs then too.
+func (p *trafficPath) holdIdle(ctx context.Context, clients, caFile string, app *trafficApp, n int, whileHeld func() error) (idleMeasure, error) {
 	u, err := url.Parse(p.url)
 	if err != nil {
 		return idleMeasure{}, err
@@ -362,6 +399,11 @@ func (p *trafficPath) holdIdle(ctx context.Context, clients, caFile string, app 
 	after, err := p.memory()
 	if err != nil {
 		return idleMeasure{}, err
+	}
+	if whileHeld != nil {
+		if err := whileHeld(); err != nil {
+			return idleMeasure{}, err
+		}
 	}
 	return idleMeasure{delta: after - before, appConns: app.open.Load() - appBefore}, nil
 }
@@ -430,9 +472,11 @@ func check(err error) {
 }
 `
 
-// heapAndStacks is what this process's Go heap and goroutine stacks hold after a collection:
+// heapAndStacks is what this process's Go heap and goroutine stacks hold after two collections
+// (sync.Pool caches last two cycles):
 // a connection's buffers are on the heap, its goroutines' stacks beside it.
 func heapAndStacks() (int64, error) {
+	runtime.GC()
 	runtime.GC()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
@@ -711,4 +755,171 @@ func residentOfTrees(roots ...int) (int64, error) {
 		queue = append(queue, children[queue[0]]...)
 	}
 	return total, nil
+}
+
+// targets checks Warren's path against issue 17's targets and, for each one missed, captures
+// the profile that says where its time or memory goes: a CPU profile of this process under
+// the load that missed, or a heap profile while idle connections are held. The profiles are
+// written to e.profiles (bench/profiles next to BENCHMARKS.md) as traffic-*.pprof.
+func (m *trafficMeasures) targets(ctx context.Context, e *env, warren, direct, proxy, sshPath *trafficPath) ([]table, error) {
+	w, px, sh := m.loads[warren], m.loads[proxy], m.loads[sshPath]
+	added := w[1].P99 - m.loads[direct][1].P99
+	fasterThanSSH := w[1].RPS > sh[1].RPS && w[16].RPS > sh[16].RPS && m.bulk[warren] > m.bulk[sshPath]
+	// The profile each target's miss captures: what the path did while it missed.
+	const requests16, requests1, bulk, idle = "requests-16", "requests-1", "bulk", "idle-heap"
+	sshProfile := requests16
+	switch {
+	case w[1].RPS <= sh[1].RPS:
+		sshProfile = requests1
+	case m.bulk[warren] <= m.bulk[sshPath]:
+		sshProfile = bulk
+	}
+	type target struct {
+		name, measured string
+		met            bool
+		profile        string
+	}
+	list := []target{
+		{fmt.Sprintf("req/s at 16 connections ≥ %.1f× the proxy's", targetRPSRatio), ratio(w[16].RPS, px[16].RPS),
+			w[16].RPS >= targetRPSRatio*px[16].RPS, requests16},
+		{fmt.Sprintf("added p99 at 1 connection ≤ %s", ms(targetAddedP99)), ms(added), added <= targetAddedP99, requests1},
+		{fmt.Sprintf("one bulk stream ≥ %.1f× the proxy's MB/s", targetBulkRatio), ratio(m.bulk[warren], m.bulk[proxy]),
+			m.bulk[warren] >= targetBulkRatio*m.bulk[proxy], bulk},
+		{fmt.Sprintf("memory per idle tunneled connection ≤ %s", kib(targetIdleMemory)), kib(m.idle[warren]),
+			m.idle[warren] <= targetIdleMemory, idle},
+		{"faster than ssh -R (req/s at 1 and 16 connections, bulk MB/s)",
+			fmt.Sprintf("%s, %s, %s of ssh's", ratio(w[1].RPS, sh[1].RPS), ratio(w[16].RPS, sh[16].RPS), ratio(m.bulk[warren], m.bulk[sshPath])),
+			fasterThanSSH, sshProfile},
+	}
+	if err := os.MkdirAll(e.profiles, 0o755); err != nil {
+		return nil, err
+	}
+	old, _ := filepath.Glob(filepath.Join(e.profiles, "traffic-*.pprof"))
+	for _, f := range old {
+		_ = os.Remove(f) // a profile of a target this run meets would say nothing now
+	}
+	tbl := table{Caption: "Warren's path against the targets:", Header: []string{"target", "measured", "met", "profile"}}
+	var tables []table
+	captured := map[string]bool{}
+	for _, t := range list {
+		file := filepath.Join(e.profiles, "traffic-"+t.profile+".pprof")
+		row := []string{t.name, t.measured, "met", ""}
+		if !t.met {
+			row[2], row[3] = "**missed**", "`"+filepath.ToSlash(file)+"`"
+		}
+		tbl.Rows = append(tbl.Rows, row)
+		if t.met || captured[t.profile] {
+			continue
+		}
+		captured[t.profile] = true
+		e.logf("traffic: %s missed: profiling into %s", t.name, file)
+		var err error
+		var caption string
+		switch t.profile {
+		case requests16, requests1:
+			conns := 16
+			if t.profile == requests1 {
+				conns = 1
+			}
+			caption = fmt.Sprintf("the CPU of this process (the clients and the app run in it too) while %d connections load Warren's path", conns)
+			err = cpuProfile(file, func() error {
+				c := warren.client(conns)
+				defer c.CloseIdleConnections()
+				_, err := runLoad(ctx, conns, m.dur, warren.request(c))
+				return err
+			})
+		case bulk:
+			caption = "the CPU of this process (the client and the app run in it too) while one stream downloads through Warren's path"
+			err = cpuProfile(file, func() error { _, err := warren.download(ctx, m.bulkMiB); return err })
+		case idle:
+			caption = fmt.Sprintf("the heap that %d idle connections held through Warren's path add (the app's connections among them)", m.idleN)
+			err = m.heapProfile(ctx, warren, file)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("profiling %s: %w", t.profile, err)
+		}
+		top, err := pprofTop(ctx, file)
+		if err != nil {
+			return nil, err
+		}
+		top.Caption = fmt.Sprintf("Why %q is missed: the top functions by their own share of %s (`%s`; `go tool pprof -top` on it shows more):",
+			t.name, caption, filepath.ToSlash(file))
+		tables = append(tables, top)
+	}
+	return append([]table{tbl}, tables...), nil
+}
+
+// heapProfile writes the heap in use while the idle connections are held through p to file,
+// and the heap before they opened to its base (file with ".base" before ".pprof"), every
+// allocation recorded meanwhile; pprofTop shows the difference.
+func (m *trafficMeasures) heapProfile(ctx context.Context, p *trafficPath, file string) error {
+	rate := runtime.MemProfileRate
+	runtime.MemProfileRate = 1
+	defer func() { runtime.MemProfileRate = rate }()
+	if err := writeHeapProfile(heapBase(file)); err != nil {
+		return err
+	}
+	_, err := p.holdIdle(ctx, m.clients, m.caFile, m.app, m.idleN, func() error { return writeHeapProfile(file) })
+	return err
+}
+
+func heapBase(file string) string { return strings.TrimSuffix(file, ".pprof") + ".base.pprof" }
+
+func writeHeapProfile(file string) error {
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	runtime.GC()
+	return errors.Join(pprof.WriteHeapProfile(f), f.Close())
+}
+
+// cpuProfile writes this process's CPU profile to file while during runs.
+func cpuProfile(file string, during func() error) error {
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	runErr := during()
+	pprof.StopCPUProfile()
+	return errors.Join(runErr, f.Close())
+}
+
+// pprofTop is the top of a profile by flat share, as `go tool pprof -top` prints it: of the
+// CPU, or of the heap in use grown since its base when it is a heap profile with one.
+func pprofTop(ctx context.Context, file string) (table, error) {
+	args := []string{"tool", "pprof", "-top", "-nodecount=15"}
+	_, err := os.Stat(heapBase(file))
+	heap := err == nil
+	if heap {
+		args = append(args, "-sample_index=inuse_space", "-diff_base="+heapBase(file))
+	}
+	out, err := exec.CommandContext(ctx, "go", append(args, file)...).Output()
+	if err != nil {
+		return table{}, fmt.Errorf("go tool pprof %s: %w", file, err)
+	}
+	tbl := table{Header: []string{"flat", "flat%", "cum", "cum%", "function"}}
+	if heap {
+		tbl.Header = []string{"flat", "cum", "function"} // shares of a difference say nothing
+	}
+	rows := false
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 5 && f[0] == "flat" && f[1] == "flat%":
+			rows = true
+		case rows && len(f) >= 6 && heap:
+			tbl.Rows = append(tbl.Rows, []string{f[0], f[3], "`" + strings.Join(f[5:], " ") + "`"})
+		case rows && len(f) >= 6:
+			tbl.Rows = append(tbl.Rows, []string{f[0], f[1], f[3], f[4], "`" + strings.Join(f[5:], " ") + "`"})
+		}
+	}
+	if len(tbl.Rows) == 0 {
+		return table{}, fmt.Errorf("go tool pprof %s: no functions in:\n%s", file, out)
+	}
+	return tbl, nil
 }
