@@ -156,6 +156,7 @@ func describeMachine() string {
 		fmt.Sprintf("go:        %s", runtime.Version()),
 		fmt.Sprintf("terraform: %s", firstLine("terraform", "version")),
 		fmt.Sprintf("postgres:  %s", postgresVersion()),
+		fmt.Sprintf("openssh:   %s", opensshVersion()),
 	}
 	return strings.Join(lines, "\n")
 }
@@ -189,6 +190,15 @@ func firstLine(name string, args ...string) string {
 	}
 	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
 	return line
+}
+
+// opensshVersion is what ssh -V prints (on its standard error).
+func opensshVersion() string {
+	out, err := exec.Command("ssh", "-V").CombinedOutput()
+	if err != nil {
+		return "not found"
+	}
+	return strings.TrimSpace(string(out))
 }
 
 func postgresVersion() string {

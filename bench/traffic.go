@@ -94,12 +94,13 @@ func runTraffic(ctx context.Context, e *env) (*result, error) {
 	res.Intro = fmt.Sprintf("One small app on loopback (plain HTTP: a %d-byte answer at `/`, N MiB at `/bulk`), reached in this run "+
 		"direct; through a TLS-terminating `httputil.ReverseProxy` in this process (TLS 1.3 with an ECDSA P-256 certificate for %s chosen by SNI, "+
 		"X-Forwarded headers set, keep-alive to the app: the work of Warren's edge minus the tunnel); and through OpenSSH's `ssh -R` "+
-		"(a throwaway sshd on a loopback port, the forwarded port on the sshd side, ssh dialing the app, OpenSSH's default cipher). "+
+		"(a throwaway sshd on a loopback port, the forwarded port on the sshd side, ssh dialing the app, the cipher OpenSSH picks by default: %s). "+
 		"Closed-loop Go clients with HTTP/1.1 keep-alive in this process, %s per point for each path, in %d slices that take turns so all paths see the same machine. "+
 		"Added latency is over the app direct at the same connections.",
-		len(appBody), trafficDomain, m.dur, m.rounds)
+		len(appBody), trafficDomain, sshCipher(), m.dur, m.rounds)
 	res.Findings = append(res.Findings,
 		"`ssh -R` carries plain TCP here (the clients speak HTTP to the forwarded port), while Warren's path also terminates TLS at the edge: the comparison favours ssh.",
+		"The paths in this process share its CPU and its garbage collector with the clients and the app (on this machine's cores); sshd and ssh run as processes of their own.",
 		"Memory per idle connection: the clients run as their own process, so their memory is never counted. For the paths in this process the number is "+
 			"the growth of the Go heap and stacks after a collection while the connections are held, less what the app's own connections cost "+
 			fmt.Sprintf("(measured on the app direct: %s each, times the app connections the path holds open). ", kib(m.idle[direct]))+
@@ -675,6 +676,22 @@ func (c *child) stop() {
 func withOutput(cmd *exec.Cmd, w io.Writer) *exec.Cmd {
 	cmd.Stdout, cmd.Stderr = w, w
 	return cmd
+}
+
+// sshCipher is the cipher ssh and sshd agree on by default: the first of ssh's list (sshd's
+// defaults hold the same ones).
+func sshCipher() string {
+	out, err := exec.Command("ssh", "-G", "-F", "/dev/null", "127.0.0.1").Output()
+	if err != nil {
+		return "unknown"
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if list, ok := strings.CutPrefix(line, "ciphers "); ok {
+			first, _, _ := strings.Cut(list, ",")
+			return first
+		}
+	}
+	return "unknown"
 }
 
 // waitFor polls ready until it holds, for at most 15 s, failing early when the process that
