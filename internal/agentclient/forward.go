@@ -59,7 +59,9 @@ type Forwarder struct {
 	tls           *tls.Config // for https:// upstreams; each gets a clone naming its server
 	log           *zap.Logger
 	buffers       sync.Pool // *[]byte of copyBufferSize
-	upstreams     sync.Map  // proto + " " + forwards_to → *upstream: parsed once per tunnel
+	// proto + " " + forwards_to → *upstream, parsed once per tunnel; the agent's own
+	// configuration names them, so the map stays small.
+	upstreams sync.Map
 }
 
 // NewForwarder checks o and reads its CA file.
@@ -165,8 +167,8 @@ func validPort(s string) bool {
 	return err == nil && n > 0
 }
 
-// upstream returns forwardsTo parsed for proto, parsing it once.
-func (f *Forwarder) upstream(proto, forwardsTo string) (*upstream, error) {
+// upstreamFor returns forwardsTo parsed for proto, parsing it once.
+func (f *Forwarder) upstreamFor(proto, forwardsTo string) (*upstream, error) {
 	key := proto + " " + forwardsTo
 	if u, ok := f.upstreams.Load(key); ok {
 		return u.(*upstream), nil
@@ -197,8 +199,9 @@ func (f *Forwarder) upstream(proto, forwardsTo string) (*upstream, error) {
 // stream before anything is written on it.
 func (f *Forwarder) Serve(ctx context.Context, stream net.Conn, h agentproto.StreamHeader, forwardsTo string) {
 	defer stream.Close()
+	_ = stream.SetDeadline(time.Time{}) // the header's read deadline, if still set, is over
 	log := f.log.With(zap.String("tunnel_id", h.TunnelID), zap.String("proto", h.Proto), zap.Stringer("client_addr", h.ClientAddr))
-	up, err := f.upstream(h.Proto, forwardsTo)
+	up, err := f.upstreamFor(h.Proto, forwardsTo)
 	if err != nil {
 		log.Warn("cannot forward the stream", zap.Error(err))
 		return
@@ -228,21 +231,22 @@ func (f *Forwarder) Serve(ctx context.Context, stream net.Conn, h agentproto.Str
 	defer context.AfterFunc(ctx, abort)()
 
 	start := time.Now()
-	var up2stream int64
+	var fromUpstream int64
+	var fromErr error
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		var err error
-		if up2stream, err = f.copyHalf(stream, conn); err != nil {
+		if fromUpstream, fromErr = f.copyHalf(stream, conn); fromErr != nil {
 			abort()
 		}
 	}()
-	stream2up, err := f.copyHalf(conn, stream)
-	if err != nil {
+	toUpstream, toErr := f.copyHalf(conn, stream)
+	if toErr != nil {
 		abort()
 	}
 	<-done
-	log.Debug("stream ended", zap.Int64("bytes_to_upstream", stream2up), zap.Int64("bytes_from_upstream", up2stream), zap.Duration("duration", time.Since(start)))
+	log.Debug("stream ended", zap.Int64("bytes_to_upstream", toUpstream), zap.Int64("bytes_from_upstream", fromUpstream),
+		zap.NamedError("to_upstream_error", toErr), zap.NamedError("from_upstream_error", fromErr), zap.Duration("duration", time.Since(start)))
 }
 
 // dial connects to u, with TLS for an https:// upstream.

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/yamux"
 	"go.uber.org/goleak"
@@ -110,6 +111,10 @@ func header(proto string) agentproto.StreamHeader {
 func serve(ctx context.Context, t testing.TB, kind streamKind, f *Forwarder, h agentproto.StreamHeader, forwardsTo string) (net.Conn, <-chan struct{}) {
 	t.Helper()
 	edge, agent := kind.pair(t)
+	// The caller read the header under a deadline and may leave it set: Serve clears it.
+	if err := agent.SetReadDeadline(time.Now().Add(-time.Second)); err != nil {
+		t.Fatal(err)
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
