@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/delivery"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
@@ -244,7 +245,7 @@ var errDestinationGone = errors.New("the event destination no longer exists")
 func (d *deliverer) target(ctx context.Context, id string) (*api.EventTarget, error) {
 	var target *api.EventTarget
 	err := d.s.opts.Store.Read(ctx, func(tx store.Tx) error {
-		o, err := tx.Get(ctx, kindEventDestination, id)
+		o, err := tx.Get(ctx, kinds.EventDestination, id)
 		if errors.Is(err, store.ErrNotFound) {
 			return errDestinationGone
 		}
@@ -286,14 +287,14 @@ func destinationTarget(o *store.Object) (*api.EventTarget, error) {
 	if err := json.Unmarshal(o.Doc, &dest); err != nil {
 		return nil, err
 	}
-	var secret destinationSecret
+	var secret kinds.DestinationSecret
 	if len(o.Secret) > 0 {
 		if err := json.Unmarshal(o.Secret, &secret); err != nil {
 			return nil, err
 		}
 	}
-	for _, f := range secret.fields(&dest.Target) {
-		*f.wire = *f.stored
+	for _, f := range secret.Fields(&dest.Target) {
+		*f.Wire = *f.Stored
 	}
 	return &dest.Target, nil
 }

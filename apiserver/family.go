@@ -10,6 +10,7 @@ import (
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/filter"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
@@ -132,7 +133,7 @@ func (f *family[T, P, C, U]) handleCreate(c *call) error {
 		var token string
 		if f.token {
 			token = ids.NewToken(id)
-			secret = tokenSecret{TokenHash: ids.HashToken(token)}
+			secret = kinds.TokenSecret{TokenHash: ids.HashToken(token)}
 		}
 		w := &write[P]{c: c, tx: tx, obj: obj, parentID: parentID}
 		if secret != nil {

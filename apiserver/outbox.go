@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
@@ -87,7 +88,7 @@ func (s *Server) writeEvent(ctx context.Context, tx store.Tx, accountID, eventTy
 // subscribedDestinations returns the destinations of the account's subscriptions that name
 // eventType, each once, in the order of the subscriptions and their lists.
 func subscribedDestinations(ctx context.Context, tx store.Tx, accountID, eventType string) ([]string, error) {
-	subs, err := tx.List(ctx, store.ListQuery{Kind: kindEventSubscription, AccountID: accountID})
+	subs, err := tx.List(ctx, store.ListQuery{Kind: kinds.EventSubscription, AccountID: accountID})
 	if err != nil {
 		return nil, err
 	}

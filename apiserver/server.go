@@ -17,6 +17,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
@@ -155,7 +156,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	// Routes stored before their module secrets were sealed: once, batch by batch (a
 	// replica starting beside this one does the same, to the same end).
 	if u, ok := opts.Store.(store.Upgrader); ok {
-		if _, err := u.Upgrade(ctx, kindHTTPSEdgeRoute, upgradeRouteSecrets); err != nil {
+		if _, err := u.Upgrade(ctx, kinds.HTTPSEdgeRoute, upgradeRouteSecrets); err != nil {
 			return nil, fmt.Errorf("apiserver: sealing route module secrets: %w", err)
 		}
 	}
