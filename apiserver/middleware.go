@@ -36,9 +36,6 @@ type call struct {
 	// pattern is the route that answers ("GET /api_keys/{id}"), "" before the mux routes
 	// the request or when no route matches.
 	pattern string
-	// delivering: the handler wrote events with deliveries (outbox.go); the delivery
-	// worker is woken once the handler, and so its transaction, is done.
-	delivering bool
 	// endedSessions are agent sessions the handler deleted (with their credential); their
 	// sockets on this replica are closed once the handler, and so its transaction, is done.
 	endedSessions []string
@@ -185,9 +182,6 @@ func (c *call) serveAPI(h handlerFunc, answersInTx bool) {
 	}
 	run := func() {
 		err := h(c)
-		if c.delivering && c.s.deliverer != nil {
-			c.s.deliverer.notify()
-		}
 		if err == nil {
 			c.s.agents.end(c.endedSessions)
 		}
