@@ -115,7 +115,7 @@ func (s *Server) adminCreateAccount(c *call) error {
 		in.AdminEmail = "admin@" + strings.ToLower(strings.ReplaceAll(in.Name, " ", "-")) + ".invalid"
 	}
 	var grant api.AdminGrant
-	err := s.opts.Store.Write(c.r.Context(), func(tx store.Tx) (err error) {
+	err := c.write(func(tx store.Tx) (err error) {
 		if grant.Account, err = s.insertAccount(c.r.Context(), tx, in.Name, ""); err != nil {
 			return err
 		}
@@ -144,7 +144,7 @@ func (s *Server) adminCreateUser(c *call) error {
 		return apierr.BadRequest("ERR_215", "The email %s is not valid.", rules.Quote(in.Email))
 	}
 	var grant api.AdminGrant
-	err := s.opts.Store.Write(c.r.Context(), func(tx store.Tx) error {
+	err := c.write(func(tx store.Tx) error {
 		obj, err := tx.Get(c.r.Context(), kinds.Account, c.r.PathValue("account_id"))
 		if errors.Is(err, store.ErrNotFound) {
 			return apierr.NotFound()

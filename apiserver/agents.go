@@ -295,7 +295,7 @@ func (s *Server) agentCredential(c *call) (*store.Object, error) {
 		return nil, apierr.Forbidden("ERR_202", "The credential does not look like a tunnel credential token (FIRSTPART_SECONDPART).")
 	}
 	var cred *store.Object
-	err = s.opts.Store.Read(c.r.Context(), func(tx store.Tx) error {
+	err = c.read(func(tx store.Tx) error {
 		o, err := tx.Get(c.r.Context(), kindCredential, ids.Credential+body)
 		if isNotFound(err) {
 			return apierr.Forbidden("ERR_203", "The tunnel credential token is not valid: it is unknown or was revoked.")

@@ -52,7 +52,7 @@ func (c *call) authenticate() error {
 	}
 	var who principal
 	var verdict restrictionVerdict
-	err = c.s.opts.Store.Read(c.r.Context(), func(tx store.Tx) error {
+	err = c.read(func(tx store.Tx) error {
 		// The key, its owner (its ref) and the account's api restriction, in one query.
 		key, with, err := tx.GetWith(c.r.Context(), kinds.APIKey, ids.APIKey+body, apiRestrictionAccountKey)
 		if errors.Is(err, store.ErrNotFound) {

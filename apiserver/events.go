@@ -195,7 +195,7 @@ func eventSourceRoutes(f *family[api.EventSubscription, *api.EventSubscription, 
 	}
 	read := func(c *call) (*api.EventSubscription, error) {
 		var sub *api.EventSubscription
-		err := c.s.opts.Store.Read(c.r.Context(), func(tx store.Tx) (err error) {
+		err := c.read(func(tx store.Tx) (err error) {
 			sub, _, err = f.load(c, tx)
 			return err
 		})

@@ -31,7 +31,7 @@ import (
 //     once and give their answer inside that write with call.answer). Each write transaction
 //     of the request first looks the key up (a live record: the request is not run, the
 //     record is replayed) and, when the handler gave its answer in it, inserts the record
-//     beside the handler's own writes (loggedStore.Write calls idempotentWrite). So the
+//     beside the handler's own writes (call.write calls idempotentWrite). So the
 //     create and its replayable answer commit together or not at all, and a keyed create
 //     costs one write transaction like a plain one. Of two concurrent requests with the
 //     key, the serializable transaction of one fails on the other's record and runs again,
@@ -152,7 +152,7 @@ func (c *call) runIdempotent(key string, inTx bool, run func()) error {
 	buf := &bufferedResponse{header: http.Header{}}
 	c.w = buf
 	if inTx {
-		c.keyed = k // loggedStore.Write now runs the request's writes through idempotentWrite
+		c.keyed = k // call.write now runs the request's writes through idempotentWrite
 	}
 	defer func() {
 		if p := recover(); p != nil {
@@ -225,7 +225,7 @@ func (c *call) answer(status int, body []byte) {
 // idempotentWrite wraps fn, a write transaction of a keyed request answered in its own
 // transaction: it first looks the key up (a live record aborts the transaction with
 // errKeyTaken), and once fn gave the answer (call.answer), inserts the record in the same
-// transaction. loggedStore.Write calls it, and then keyWritten with the result.
+// transaction. call.write calls it, and then keyWritten with the result.
 func (c *call) idempotentWrite(ctx context.Context, fn func(store.Tx) error) func(store.Tx) error {
 	k := c.keyed
 	return func(tx store.Tx) error {

@@ -304,7 +304,7 @@ func boundEndpoints(f *family[api.OrchestratorOperator, *api.OrchestratorOperato
 	var items []json.RawMessage
 	var lastID string
 	var more bool
-	err = c.s.opts.Store.Read(c.r.Context(), func(tx store.Tx) error {
+	err = c.read(func(tx store.Tx) error {
 		op, _, err := f.load(c, tx)
 		if err != nil {
 			return err

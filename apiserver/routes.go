@@ -138,7 +138,7 @@ func (s *Server) Routes() []string {
 // healthz answers 200 while the store answers.
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	c := callOf(r)
-	err := s.opts.Store.Read(r.Context(), func(tx store.Tx) error {
+	err := c.read(func(tx store.Tx) error {
 		_, err := tx.Count(r.Context(), kinds.Account, "")
 		return err
 	})
