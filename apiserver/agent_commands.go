@@ -53,7 +53,7 @@ func sessionCommandRoutes(v *view[api.TunnelSession], s *Server, mux *router) {
 				return err
 			}
 			var sess *store.Object
-			err := s.opts.Store.Read(c.r.Context(), func(tx store.Tx) (err error) {
+			err := c.read(func(tx store.Tx) (err error) {
 				sess, err = v.load(c, tx)
 				return err
 			})

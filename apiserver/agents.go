@@ -295,7 +295,7 @@ func (s *Server) agentCredential(c *call) (*store.Object, error) {
 		return nil, apierr.Forbidden("ERR_202", "The credential does not look like a tunnel credential token (FIRSTPART_SECONDPART).")
 	}
 	var cred *store.Object
-	err = s.opts.Store.Read(c.r.Context(), func(tx store.Tx) error {
+	err = c.read(func(tx store.Tx) error {
 		o, err := tx.Get(c.r.Context(), kindCredential, ids.Credential+body)
 		if isNotFound(err) {
 			return apierr.Forbidden("ERR_203", "The tunnel credential token is not valid: it is unknown or was revoked.")
@@ -626,11 +626,9 @@ func (c *call) endCredentialSessions(tx store.Tx, credentialID string) error {
 		if o.Kind != kindTunnelSession {
 			continue
 		}
-		delivering, err := c.s.endSession(c.r.Context(), tx, o.ID)
-		if err != nil {
+		if _, err := c.s.endSession(c.r.Context(), tx, o.ID); err != nil {
 			return err
 		}
-		c.delivering = c.delivering || delivering
 		if !slices.Contains(c.endedSessions, o.ID) {
 			c.endedSessions = append(c.endedSessions, o.ID)
 		}
@@ -640,7 +638,7 @@ func (c *call) endCredentialSessions(tx store.Tx, credentialID string) error {
 
 // wakeDelivery wakes the delivery worker after a committed transaction wrote deliveries.
 func (s *Server) wakeDelivery(delivering bool) {
-	if delivering && s.deliverer != nil {
-		s.deliverer.notify()
+	if delivering {
+		s.events.Wake()
 	}
 }

@@ -54,7 +54,7 @@ func (v *view[T]) handleList(c *call) error {
 
 func (v *view[T]) handleGet(c *call) error {
 	var out *T
-	err := c.s.opts.Store.Read(c.r.Context(), func(tx store.Tx) error {
+	err := c.read(func(tx store.Tx) error {
 		o, err := v.load(c, tx)
 		if err != nil {
 			return err
