@@ -371,7 +371,7 @@ func (p *trafficPath) holdIdle(ctx context.Context, clients, caFile string, app 
 	if err != nil {
 		return idleMeasure{}, err
 	}
-	appBefore := app.open.Load()
+	appBefore, goroutines := app.open.Load(), runtime.NumGoroutine()
 	cmd := exec.CommandContext(ctx, clients, p.addr, u.Host, caFile, strconv.Itoa(n))
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -389,6 +389,12 @@ func (p *trafficPath) holdIdle(ctx context.Context, clients, caFile string, app 
 	defer func() {
 		stdin.Close() // the clients close their connections and exit
 		_ = cmd.Wait()
+		// The next measure starts from the same state: the connections' ends through the
+		// path and at the app closed, their goroutines gone.
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) &&
+			(app.open.Load() > appBefore || runtime.NumGoroutine() > goroutines); {
+			time.Sleep(10 * time.Millisecond)
+		}
 	}()
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	if err != nil || line != "ready\n" {
