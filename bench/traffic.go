@@ -83,7 +83,7 @@ func runTraffic(ctx context.Context, e *env) (*result, error) {
 	}
 	defer sshPath.close()
 	direct := &trafficPath{name: "app direct", url: "http://" + app.addr, addr: app.addr, memory: heapAndStacks, inProcess: true, close: func() {}}
-	var warren *trafficPath // Warren's path: the edge and an agent over protocol v2, not yet built
+	var warren, warrenTCP *trafficPath // Warren's paths (an HTTPS edge, a TCP edge): not yet built
 	paths := []*trafficPath{direct, proxy, sshPath}
 
 	m, err := measureTraffic(ctx, e, app, caFile, paths)
@@ -112,7 +112,7 @@ func runTraffic(ctx context.Context, e *env) (*result, error) {
 			" are measured against these floors once it is.")
 		return res, nil
 	}
-	targets, err := m.targets(ctx, e, warren, direct, proxy, sshPath)
+	targets, err := m.targets(ctx, e, warren, warrenTCP, direct, proxy, sshPath)
 	if err != nil {
 		return nil, err
 	}
@@ -783,8 +783,10 @@ func residentOfTrees(roots ...int) (int64, error) {
 // targets checks Warren's path against issue 17's targets and, for each one missed, captures
 // the profile that says where its time or memory goes: a CPU profile of this process under
 // the load that missed, or a heap profile while idle connections are held. The profiles are
-// written to e.profiles (bench/profiles next to BENCHMARKS.md) as traffic-*.pprof.
-func (m *trafficMeasures) targets(ctx context.Context, e *env, warren, direct, proxy, sshPath *trafficPath) ([]table, error) {
+// written to e.profiles (bench/profiles next to BENCHMARKS.md) as traffic-*.pprof. The
+// memory of an idle tunneled connection is tunneled's, a path where each connection holds a
+// stream to the agent (an HTTPS edge's idle visitor holds none).
+func (m *trafficMeasures) targets(ctx context.Context, e *env, warren, tunneled, direct, proxy, sshPath *trafficPath) ([]table, error) {
 	w, px, sh := m.loads[warren], m.loads[proxy], m.loads[sshPath]
 	added := w[1].P99 - m.loads[direct][1].P99
 	fasterThanSSH := w[1].RPS > sh[1].RPS && w[16].RPS > sh[16].RPS && m.bulk[warren] > m.bulk[sshPath]
@@ -808,8 +810,8 @@ func (m *trafficMeasures) targets(ctx context.Context, e *env, warren, direct, p
 		{fmt.Sprintf("added p99 at 1 connection ≤ %s", ms(targetAddedP99)), ms(added), added <= targetAddedP99, requests1},
 		{fmt.Sprintf("one bulk stream ≥ %.1f× the proxy's MB/s", targetBulkRatio), ratio(m.bulk[warren], m.bulk[proxy]),
 			m.bulk[warren] >= targetBulkRatio*m.bulk[proxy], bulk},
-		{fmt.Sprintf("memory per idle tunneled connection ≤ %s", kib(targetIdleMemory)), kib(m.idle[warren]),
-			m.idle[warren] <= targetIdleMemory, idle},
+		{fmt.Sprintf("memory per idle tunneled connection (%s) ≤ %s", tunneled.name, kib(targetIdleMemory)), kib(m.idle[tunneled]),
+			m.idle[tunneled] <= targetIdleMemory, idle},
 		{"faster than ssh -R (req/s at 1 and 16 connections, bulk MB/s)",
 			fmt.Sprintf("%s, %s, %s of ssh's", ratio(w[1].RPS, sh[1].RPS), ratio(w[16].RPS, sh[16].RPS), ratio(m.bulk[warren], m.bulk[sshPath])),
 			fasterThanSSH, sshProfile},
@@ -855,8 +857,8 @@ func (m *trafficMeasures) targets(ctx context.Context, e *env, warren, direct, p
 			caption = "the CPU of this process (the client and the app run in it too) while one stream downloads through Warren's path"
 			err = cpuProfile(file, func() error { _, err := warren.download(ctx, m.bulkMiB); return err })
 		case idle:
-			caption = fmt.Sprintf("the heap that %d idle connections held through Warren's path add (the app's connections among them)", m.idleN)
-			err = m.heapProfile(ctx, warren, file)
+			caption = fmt.Sprintf("the heap that %d idle connections held through %s add (the app's connections among them)", m.idleN, tunneled.name)
+			err = m.heapProfile(ctx, tunneled, file)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("profiling %s: %w", t.profile, err)
