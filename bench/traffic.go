@@ -870,6 +870,17 @@ func (m *trafficMeasures) targets(ctx context.Context, e *env, warren, tunneled,
 		top.Caption = fmt.Sprintf("Why %q is missed: the top functions by their own share of %s (`%s`; `go tool pprof -top` on it shows more):",
 			t.name, caption, filepath.ToSlash(file))
 		tables = append(tables, top)
+		if t.profile == idle {
+			continue
+		}
+		// The functions of Warren and of the libraries it carries traffic with, by the share of
+		// the CPU spent in them and what they call: which of its parts the time goes to.
+		own, err := pprofTop(ctx, file, "-cum", "-show="+warrenCode)
+		if err != nil {
+			return nil, err
+		}
+		own.Caption = "The same profile, Warren's functions and its multiplexer's and WebSocket's only, by cumulative share:"
+		tables = append(tables, own)
 	}
 	return append([]table{tbl}, tables...), nil
 }
@@ -899,6 +910,10 @@ func writeHeapProfile(file string) error {
 	return errors.Join(pprof.WriteHeapProfile(f), f.Close())
 }
 
+// warrenCode matches the functions of Warren's packages and of the libraries its traffic
+// goes through, for pprof's -show.
+const warrenCode = `terraform-provider-warren/(apiserver|internal)|hashicorp/yamux|coder/websocket`
+
 // cpuProfile writes this process's CPU profile to file while during runs.
 func cpuProfile(file string, during func() error) error {
 	f, err := os.Create(file)
@@ -914,10 +929,10 @@ func cpuProfile(file string, during func() error) error {
 	return errors.Join(runErr, f.Close())
 }
 
-// pprofTop is the top of a profile by flat share, as `go tool pprof -top` prints it: of the
-// CPU, or of the heap in use grown since its base when it is a heap profile with one.
-func pprofTop(ctx context.Context, file string) (table, error) {
-	args := []string{"tool", "pprof", "-top", "-nodecount=15"}
+// pprofTop is the top of a profile as `go tool pprof -top` prints it with args: of the CPU,
+// or of the heap in use grown since its base when it is a heap profile with one.
+func pprofTop(ctx context.Context, file string, args ...string) (table, error) {
+	args = append([]string{"tool", "pprof", "-top", "-nodecount=15"}, args...)
 	_, err := os.Stat(heapBase(file))
 	heap := err == nil
 	if heap {
