@@ -5,8 +5,8 @@
 // The configuration is compiled into an immutable Snapshot (snapshot.go), swapped
 // atomically. It is rebuilt when the store's routing revision moves (store.Routing: a poll,
 // for changes made by other replicas) and at once when this process commits a routing
-// change (the store's OnCommit hook marks the snapshot stale; the next connection rebuilds
-// it, one build at a time). Tunnels, sessions and endpoints are not in it: the edge asks the
+// change (the store's OnCommit hook marks the snapshot stale and wakes the poller; a
+// connection that arrives first rebuilds it, one build at a time). Tunnels, sessions and endpoints are not in it: the edge asks the
 // agent plane for them, live, through Tunnels.
 //
 // The edge imports neither the API (apiserver) nor the agent plane: Tunnels is the one
@@ -121,9 +121,15 @@ type Edge struct {
 	log     *zap.Logger
 	metrics *metrics
 
-	snap      atomic.Pointer[Snapshot]
-	stale     atomic.Bool
-	rebuildMu sync.Mutex
+	snap atomic.Pointer[Snapshot]
+	// changes counts the local routing commits and the moves of the revision seen by the
+	// poller; built is the count the snapshot in force was built after. A connection that
+	// sees them differ rebuilds (or waits for the build under way, then checks again).
+	changes, built atomic.Int64
+	// failedAt is when a build last failed (Unix ns): connections then serve the previous
+	// snapshot for a PollInterval rather than each wait on a store that is down.
+	failedAt       atomic.Int64
+	rebuildMu      sync.Mutex
 	poke      chan struct{}
 
 	dialer    *net.Dialer
@@ -164,14 +170,14 @@ func New(ctx context.Context, opts Options) (*Edge, error) {
 	e.plain = e.server("http")
 	routing.OnCommit(func(kinds []string) {
 		if slices.ContainsFunc(kinds, func(k string) bool { return store.RoutingKinds[k] }) {
-			e.stale.Store(true)
+			e.changes.Add(1)
 			select {
 			case e.poke <- struct{}{}:
 			default:
 			}
 		}
 	})
-	e.stale.Store(true)
+	e.changes.Add(1)
 	if err := e.rebuild(ctx); err != nil {
 		return nil, err
 	}
@@ -192,7 +198,7 @@ func (e *Edge) server(scheme string) *http.Server {
 // Snapshot returns the snapshot in force, rebuilding it first when a local change made it
 // stale.
 func (e *Edge) Snapshot(ctx context.Context) *Snapshot {
-	if e.stale.Load() {
+	if e.changes.Load() != e.built.Load() && time.Since(time.Unix(0, e.failedAt.Load())) > e.opts.PollInterval {
 		if err := e.rebuild(ctx); err != nil {
 			e.log.Warn("edge: rebuilding the routing snapshot failed; the previous one serves", zap.Error(err))
 		}
@@ -205,24 +211,24 @@ func (e *Edge) Snapshot(ctx context.Context) *Snapshot {
 func (e *Edge) rebuild(ctx context.Context) error {
 	e.rebuildMu.Lock()
 	defer e.rebuildMu.Unlock()
-	if !e.stale.Load() {
+	// Read before the store: a change committed during the build moves changes again.
+	want := e.changes.Load()
+	if want == e.built.Load() {
 		return nil
 	}
-	// Cleared before reading: a change committed during the build marks it stale again.
-	e.stale.Store(false)
 	rev, err := e.routing.Revision(ctx)
+	var objs *objects
 	if err == nil {
-		var objs *objects
-		if objs, err = load(ctx, e.opts.Store); err == nil {
-			e.snap.Store(compile(rev, objs, e.log))
-			e.reconcileTCP()
-			return nil
-		}
+		objs, err = load(ctx, e.opts.Store)
 	}
-	if e.snap.Load() == nil {
-		e.stale.Store(true)
+	if err != nil {
+		e.failedAt.Store(time.Now().UnixNano())
+		return err
 	}
-	return err
+	e.snap.Store(compile(rev, objs, e.log))
+	e.built.Store(want)
+	e.reconcileTCP()
+	return nil
 }
 
 // Run polls the routing revision until ctx ends, rebuilding the snapshot when it moved or
@@ -246,7 +252,7 @@ func (e *Edge) Run(ctx context.Context) {
 			if s := e.snap.Load(); s != nil && s.Revision == rev {
 				continue
 			}
-			e.stale.Store(true)
+			e.changes.Add(1)
 		}
 		if err := e.rebuild(ctx); err != nil {
 			e.log.Warn("edge: rebuilding the routing snapshot failed; the previous one serves", zap.Error(err))

@@ -352,3 +352,7 @@ func (ca *testCA) keyPair(t *testing.T, name string, client bool) tls.Certificat
 }
 
 var _ = apiserver.Options{}
+
+func tunnelOf(e *env, name string, labels map[string]string) edge.Tunnel {
+	return edge.Tunnel{ID: "tn_" + name, AccountID: e.srv.AccountID, Proto: "http", Labels: labels}
+}
