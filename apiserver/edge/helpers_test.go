@@ -356,3 +356,9 @@ var _ = apiserver.Options{}
 func tunnelOf(e *env, name string, labels map[string]string) edge.Tunnel {
 	return edge.Tunnel{ID: "tn_" + name, AccountID: e.srv.AccountID, Proto: "http", Labels: labels}
 }
+
+func (ca *testCA) pool() *x509.CertPool {
+	p := x509.NewCertPool()
+	p.AddCert(ca.cert)
+	return p
+}
