@@ -29,9 +29,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/warrenhq/terraform-provider-warren/apiserver"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apiservertest"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/edge"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/postgres/pgcluster"
 	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
 )
@@ -63,9 +63,15 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 // newEnvOn starts an edge on the store of srv.
 func newEnvOn(t *testing.T, srv *apiservertest.Server, opts ...envOption) *env {
 	t.Helper()
+	return newEnvOnStore(t, srv, srv.Store, opts...)
+}
+
+// newEnvOnStore starts an edge on st, a store of srv's database (another replica's).
+func newEnvOnStore(t *testing.T, srv *apiservertest.Server, st store.Store, opts ...envOption) *env {
+	t.Helper()
 	core, logs := observer.New(zapcore.DebugLevel)
 	e := &env{t: t, srv: srv, tunnels: newTunnels(), ca: newCA(t, "edge test CA"), logs: logs, registry: prometheus.NewRegistry()}
-	o := edge.Options{Store: srv.Store, Tunnels: e.tunnels, Log: zap.New(core), Registerer: e.registry, PollInterval: 50 * time.Millisecond}
+	o := edge.Options{Store: st, Tunnels: e.tunnels, Log: zap.New(core), Registerer: e.registry, PollInterval: 50 * time.Millisecond}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -351,8 +357,6 @@ func (ca *testCA) keyPair(t *testing.T, name string, client bool) tls.Certificat
 	return pair
 }
 
-var _ = apiserver.Options{}
-
 func tunnelOf(e *env, name string, labels map[string]string) edge.Tunnel {
 	return edge.Tunnel{ID: "tn_" + name, AccountID: e.srv.AccountID, Proto: "http", Labels: labels}
 }
@@ -361,4 +365,73 @@ func (ca *testCA) pool() *x509.CertPool {
 	p := x509.NewCertPool()
 	p.AddCert(ca.cert)
 	return p
+}
+
+// echo starts a TCP server on loopback that echoes what it reads, prefixed by name once.
+func echo(t *testing.T, name string) string {
+	t.Helper()
+	l := listen(t)
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				_, _ = io.WriteString(c, name+":")
+				_, _ = io.Copy(c, c)
+			}()
+		}
+	}()
+	return l.Addr().String()
+}
+
+// roundTrip writes msg on c and reads back want's length.
+func roundTrip(t *testing.T, c net.Conn, msg string, want string) {
+	t.Helper()
+	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
+	if _, err := io.WriteString(c, msg); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, len(want))
+	if _, err := io.ReadFull(c, got); err != nil || string(got) != want {
+		t.Fatalf("read %q (%v), want %q", got, err, want)
+	}
+}
+
+// reserveAddr reserves a TCP address and returns it with the port the edge listens on.
+func (e *env) reserveAddr() (addr string, port int) {
+	e.t.Helper()
+	addr = e.api("POST", "/reserved_addrs", map[string]any{})["addr"].(string)
+	_, p, _ := net.SplitHostPort(addr)
+	fmt.Sscan(p, &port)
+	return addr, port
+}
+
+// dialTCP dials the edge's listener of a reserved address's port, which the snapshot in
+// force must have opened.
+func (e *env) dialTCP(port int) net.Conn {
+	e.t.Helper()
+	e.edge.Snapshot(e.t.Context())
+	a, ok := e.edge.TCPAddr(port)
+	if !ok {
+		e.t.Fatalf("no listener for port %d", port)
+	}
+	c, err := net.Dial("tcp", a.String())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// tlsDial dials the HTTPS listener with TLS for name, trusting roots.
+func (e *env) tlsDial(name string, roots *x509.CertPool) (*tls.Conn, error) {
+	c, err := tls.DialWithDialer(&net.Dialer{Timeout: 20 * time.Second}, "tcp", e.https.Addr().String(), &tls.Config{ServerName: name, RootCAs: roots})
+	if err == nil {
+		e.t.Cleanup(func() { c.Close() })
+	}
+	return c, err
 }
