@@ -128,8 +128,8 @@ type Edge struct {
 	changes, built atomic.Int64
 	// failedAt is when a build last failed (Unix ns): connections then serve the previous
 	// snapshot for a PollInterval rather than each wait on a store that is down.
-	failedAt       atomic.Int64
-	rebuildMu      sync.Mutex
+	failedAt  atomic.Int64
+	rebuildMu sync.Mutex
 	poke      chan struct{}
 
 	dialer    *net.Dialer

@@ -143,4 +143,4 @@ func (noTunnels) OpenStream(context.Context, string, agentproto.StreamHeader) (n
 	return nil, errors.New("no tunnel is online")
 }
 func (noTunnels) Matching(string, map[string]string) []edge.Tunnel { return nil }
-func (noTunnels) Endpoint(string, string) (edge.Tunnel, bool)       { return edge.Tunnel{}, false }
+func (noTunnels) Endpoint(string, string) (edge.Tunnel, bool)      { return edge.Tunnel{}, false }
