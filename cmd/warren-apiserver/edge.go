@@ -23,7 +23,7 @@ import (
 type edgeConfig struct {
 	httpsListen, httpListen, tcpHost, allowPrivate string
 	dialTimeout, handshakeTimeout, idleTimeout     time.Duration
-	responseHeaderTimeout                          time.Duration
+	readHeaderTimeout, responseHeaderTimeout       time.Duration
 
 	allow []netip.Prefix // derived by check
 }
@@ -35,6 +35,7 @@ func defineEdgeFlags(fs *cliflags.Set, e *edgeConfig) {
 	fs.String(&e.allowPrivate, "edge-allow-private-backends", "WARREN_EDGE_ALLOW_PRIVATE_BACKENDS", "", "comma-separated CIDRs that static backends may dial although not public (loopback, private, link-local and the like are refused by default)")
 	fs.Duration(&e.dialTimeout, "edge-dial-timeout", "WARREN_EDGE_DIAL_TIMEOUT", 10*time.Second, "longest wait to open a stream to a tunnel or dial a static backend")
 	fs.Duration(&e.handshakeTimeout, "edge-handshake-timeout", "WARREN_EDGE_HANDSHAKE_TIMEOUT", 10*time.Second, "longest time a visitor may take for its TLS ClientHello and handshake")
+	fs.Duration(&e.readHeaderTimeout, "edge-read-header-timeout", "WARREN_EDGE_READ_HEADER_TIMEOUT", 10*time.Second, "longest time a visitor may take to send a request's headers")
 	fs.Duration(&e.idleTimeout, "edge-idle-timeout", "WARREN_EDGE_IDLE_TIMEOUT", 120*time.Second, "longest wait between two requests of a kept-alive visitor connection, and longest a TCP or TLS stream may carry nothing either way")
 	fs.Duration(&e.responseHeaderTimeout, "edge-response-header-timeout", "WARREN_EDGE_RESPONSE_HEADER_TIMEOUT", 60*time.Second, "longest wait for an upstream's response headers (then 504 ERR_8009)")
 }
@@ -51,7 +52,7 @@ func (e *edgeConfig) check() error {
 	if strings.Contains(e.tcpHost, ":") && net.ParseIP(e.tcpHost) == nil {
 		return fmt.Errorf("--edge-tcp-host %q is a host, without a port", e.tcpHost)
 	}
-	for name, d := range map[string]time.Duration{"edge-dial-timeout": e.dialTimeout, "edge-handshake-timeout": e.handshakeTimeout, "edge-idle-timeout": e.idleTimeout, "edge-response-header-timeout": e.responseHeaderTimeout} {
+	for name, d := range map[string]time.Duration{"edge-dial-timeout": e.dialTimeout, "edge-handshake-timeout": e.handshakeTimeout, "edge-idle-timeout": e.idleTimeout, "edge-read-header-timeout": e.readHeaderTimeout, "edge-response-header-timeout": e.responseHeaderTimeout} {
 		if d <= 0 {
 			return fmt.Errorf("--%s %s must be positive", name, d)
 		}
@@ -104,7 +105,7 @@ func startEdge(ctx context.Context, cfg *edgeConfig, l *edgeListeners, db store.
 	e, err := edge.New(ctx, edge.Options{
 		Store: db, Tunnels: edgeTunnels(srv), Log: log.Named("edge"),
 		DialTimeout: cfg.dialTimeout, HandshakeTimeout: cfg.handshakeTimeout, IdleTimeout: cfg.idleTimeout,
-		ResponseHeaderTimeout: cfg.responseHeaderTimeout, AllowPrivate: cfg.allow,
+		ReadHeaderTimeout: cfg.readHeaderTimeout, ResponseHeaderTimeout: cfg.responseHeaderTimeout, AllowPrivate: cfg.allow,
 	})
 	if err != nil {
 		return nil, err
