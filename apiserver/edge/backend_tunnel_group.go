@@ -1,6 +1,9 @@
 package edge
 
-import "slices"
+import (
+	"cmp"
+	"slices"
+)
 
 // tunnelGroupBackend spreads traffic over the online tunnels of its account whose labels
 // match: a random one first, the others after it in turn (when a stream cannot be opened
@@ -17,15 +20,7 @@ func (b *tunnelGroupBackend) plan(p *planner) []upstream {
 	}
 	// Sorted first, so that the rotation from a random start spreads evenly whatever order
 	// the agent plane lists them in.
-	tunnels = slices.SortedFunc(slices.Values(tunnels), func(a, b Tunnel) int {
-		if a.ID < b.ID {
-			return -1
-		}
-		if a.ID > b.ID {
-			return 1
-		}
-		return 0
-	})
+	tunnels = slices.SortedFunc(slices.Values(tunnels), func(a, b Tunnel) int { return cmp.Compare(a.ID, b.ID) })
 	start := p.rand.IntN(len(tunnels))
 	out := make([]upstream, 0, len(tunnels))
 	for i := range tunnels {

@@ -2,6 +2,7 @@ package edge
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
@@ -21,13 +22,7 @@ type weightedChoice struct {
 
 func (c *compiler) weighted(account string, b *api.WeightedBackend, depth int) (backend, error) {
 	w := &weightedBackend{}
-	for _, id := range slices.Sorted(func(yield func(string) bool) {
-		for id := range b.Backends {
-			if !yield(id) {
-				return
-			}
-		}
-	}) {
+	for _, id := range slices.Sorted(maps.Keys(b.Backends)) { // a stable order of choices
 		weight := b.Backends[id]
 		if weight < 0 {
 			return nil, fmt.Errorf("backend %s: negative weight %d", id, weight)

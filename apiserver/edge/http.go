@@ -25,7 +25,8 @@ import (
 func (e *Edge) serveHTTP(w http.ResponseWriter, r *http.Request, scheme string) {
 	start := time.Now()
 	rec := &recorder{ResponseWriter: w, status: http.StatusOK}
-	v := &visit{scheme: scheme, client: clientAddr(remoteAddr(r)), start: start}
+	client, _ := netip.ParseAddrPort(r.RemoteAddr)
+	v := &visit{scheme: scheme, client: client, start: start}
 	if e.opts.MaxRequestBody > 0 {
 		r.Body = http.MaxBytesReader(rec, r.Body, e.opts.MaxRequestBody)
 	}
@@ -227,7 +228,7 @@ func (e *Edge) newTransport() *http.Transport {
 
 // openStream opens a visitor stream to tunnel t, bounded by DialTimeout.
 func (e *Edge) openStream(ctx context.Context, t *Tunnel, proto string, client netip.AddrPort, hostport string) (net.Conn, error) {
-	ctx, cancel := withDeadline(ctx, e.opts.DialTimeout)
+	ctx, cancel := context.WithTimeout(ctx, e.opts.DialTimeout)
 	defer cancel()
 	return e.opts.Tunnels.OpenStream(ctx, t.ID, agentproto.StreamHeader{TunnelID: t.ID, Proto: proto, ClientAddr: client, Hostport: hostport})
 }
@@ -255,14 +256,6 @@ func hostname(hostport string) string {
 		hostport = h
 	}
 	return strings.ToLower(strings.TrimSuffix(hostport, "."))
-}
-
-func remoteAddr(r *http.Request) net.Addr {
-	ap, err := netip.ParseAddrPort(r.RemoteAddr)
-	if err != nil {
-		return &net.TCPAddr{}
-	}
-	return net.TCPAddrFromAddrPort(ap)
 }
 
 // recorder records what a response was, for the access log and the metrics; Unwrap lets

@@ -2,7 +2,6 @@ package edge
 
 import (
 	"bytes"
-	"context"
 	"crypto/tls"
 	"errors"
 	"io"
@@ -171,8 +170,3 @@ func (l *connListener) Close() error {
 }
 
 func (l *connListener) Addr() net.Addr { return &net.TCPAddr{} }
-
-// withDeadline is ctx bounded by d.
-func withDeadline(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, d)
-}

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 
 	"go.uber.org/zap"
@@ -286,8 +287,8 @@ func refIDs(refs []api.Ref) []string {
 }
 
 func parsePort(s string) (int, error) {
-	var p int
-	if _, err := fmt.Sscanf(s, "%d", &p); err != nil || p < 1 || p > 65535 {
+	p, err := strconv.Atoi(s)
+	if err != nil || p < 1 || p > 65535 {
 		return 0, errors.New("not a port")
 	}
 	return p, nil

@@ -77,8 +77,11 @@ func (e *Edge) dialStream(u upstream, v streamVisit) (net.Conn, error) {
 // pipe copies a and b both ways until both directions end, or nothing moves either way for
 // IdleTimeout; it returns the bytes from a to b (in) and from b to a (out).
 func (e *Edge) pipe(a, b net.Conn) (in, out int64) {
-	idle := newIdleTimer(e.opts.IdleTimeout, func() { a.Close(); b.Close() })
+	closeBoth := func() { a.Close(); b.Close() }
+	idle := newIdleTimer(e.opts.IdleTimeout, closeBoth)
 	defer idle.stop()
+	// Close ends the edge's streams too.
+	defer context.AfterFunc(e.closeCtx, closeBoth)()
 	done := make(chan int64, 1)
 	go func() {
 		n, _ := io.Copy(idleWriter{b, idle}, a)
@@ -87,14 +90,7 @@ func (e *Edge) pipe(a, b net.Conn) (in, out int64) {
 	}()
 	out, _ = io.Copy(idleWriter{a, idle}, b)
 	closeWrite(a)
-	select {
-	case in = <-done:
-	case <-e.closeCtx.Done():
-		a.Close()
-		b.Close()
-		in = <-done
-	}
-	return in, out
+	return <-done, out
 }
 
 // closeWrite half-closes c when it can, so the other side sees the end of this direction.

@@ -4,8 +4,8 @@ import (
 	"crypto/tls"
 	"errors"
 	"io"
-	"net"
 	"net/http"
+	"syscall"
 	"testing"
 	"time"
 
@@ -121,7 +121,30 @@ func TestAgentEndpoints(t *testing.T) {
 	roundTrip(t, e.dialTCP(port), "tcp bytes", "ep:tcp bytes")
 }
 
-func isReset(err error) bool {
-	var op *net.OpError
-	return errors.As(err, &op)
+func isReset(err error) bool { return errors.Is(err, syscall.ECONNRESET) }
+
+// TestCloseEndsStreams: closing the edge ends the TCP streams it carries (the visitor sees
+// the connection closed) instead of waiting for them.
+func TestCloseEndsStreams(t *testing.T) {
+	e := newEnv(t)
+	e.tunnels.add(edge.Tunnel{ID: "tn_long", AccountID: e.srv.AccountID, Proto: "tcp", Labels: map[string]string{"app": "long"}}, echo(t, "long"))
+	group := e.create("/backends/tunnel_group", map[string]any{"labels": map[string]string{"app": "long"}})
+	addr, port := e.reserveAddr()
+	e.create("/edges/tcp", map[string]any{"hostports": []string{addr}, "backend": map[string]any{"backend_id": group}})
+	c := e.dialTCP(port)
+	roundTrip(t, c, "x", "long:x")
+	closed := make(chan error, 1)
+	go func() { closed <- e.edge.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second): // far beyond a Close; bounds a hung test
+		t.Fatal("Close waits for the open stream")
+	}
+	_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	if _, err := io.Copy(io.Discard, c); err != nil && !isReset(err) {
+		t.Fatalf("after Close: %v", err)
+	}
 }
