@@ -73,7 +73,7 @@ func TestOtherReplicaSeesChange(t *testing.T) {
 	dsn := pgcluster.Database(t)
 	srv := apiservertest.StartOn(t, func(ctx context.Context, seal sqlstore.Option) (store.Store, error) {
 		return postgres.Open(ctx, dsn, seal)
-	}, apiservertest.NoRateLimit)
+	}, apiservertest.NoRateLimit, belowEphemeralPorts)
 	key, err := sealing.ParseKey(srv.SecretKey)
 	if err != nil {
 		t.Fatal(err)

@@ -29,6 +29,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apiservertest"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/edge"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
@@ -56,8 +57,14 @@ type envOption func(*edge.Options)
 
 func newEnv(t *testing.T, opts ...envOption) *env {
 	t.Helper()
-	srv := apiservertest.Start(t, apiservertest.NoRateLimit)
+	srv := apiservertest.Start(t, apiservertest.NoRateLimit, belowEphemeralPorts)
 	return newEnvOn(t, srv, opts...)
+}
+
+// belowEphemeralPorts reserves TCP addresses on ports below Linux's ephemeral range, which
+// the tests' own loopback listeners (port 0) take from: the edge listens on them.
+func belowEphemeralPorts(o *apiserver.Options) {
+	o.AddrPool = apiserver.AddrPool{MinPort: 20000, MaxPort: 32000}
 }
 
 // newEnvOn starts an edge on the store of srv.
