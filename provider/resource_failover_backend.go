@@ -49,7 +49,7 @@ func (r *failoverBackendResource) Metadata(_ context.Context, req resource.Metad
 
 func (r *failoverBackendResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "A failover backend sends traffic to the first of its backends that is up. A backend it references cannot be deleted while it does.",
+		MarkdownDescription: "A failover backend sends traffic to the first of its backends that is up: the next one when a connection cannot be made, or a tunnel group has no tunnel online. A backend it references cannot be deleted while it does.",
 		Attributes: map[string]schema.Attribute{
 			"id":          idAttribute("failover backend"),
 			"description": descriptionAttribute("backend"),

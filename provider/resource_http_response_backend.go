@@ -54,7 +54,7 @@ func (r *httpResponseBackendResource) Metadata(_ context.Context, req resource.M
 
 func (r *httpResponseBackendResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "An HTTP response backend answers every request itself with a fixed status, headers and body.",
+		MarkdownDescription: "An HTTP response backend answers every request itself with a fixed status, headers and body (a route's `response_headers` apply). On a TCP or TLS edge it has nothing to answer with: the connection is closed.",
 		Attributes: map[string]schema.Attribute{
 			"id":          idAttribute("HTTP response backend"),
 			"description": descriptionAttribute("backend"),

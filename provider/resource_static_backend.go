@@ -53,7 +53,7 @@ func (r *staticBackendResource) Metadata(_ context.Context, req resource.Metadat
 
 func (r *staticBackendResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "A static backend forwards traffic to a fixed `host:port`.",
+		MarkdownDescription: "A static backend forwards traffic to a fixed `host:port`. The server refuses loopback, private, link-local and other non-public destinations (checked on the address dialed, after DNS), 502 `ERR_8011`, unless its operator allows them with `--edge-allow-private-backends`.",
 		Attributes: map[string]schema.Attribute{
 			"id":          idAttribute("static backend"),
 			"description": descriptionAttribute("backend"),

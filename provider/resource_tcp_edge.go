@@ -62,8 +62,8 @@ type tcpEdgeModel struct {
 
 // What the TCP and TLS edges say alike of their modules.
 const (
-	ipRestrictDesc = "only source addresses the IP policies allow get through."
-	edgePolicyDesc = "a traffic policy run on each connection (`on_tcp_connect` phase only)."
+	ipRestrictDesc = "only source addresses the IP policies allow get through; the connections of others are closed."
+	edgePolicyDesc = "a traffic policy run on each connection (`on_tcp_connect` phase only). Not enforced by the server yet: while it is enabled, the edge's connections are closed, never served without it."
 )
 
 const tcpHostportsDesc = "The reserved addresses (`warren_reserved_addr.*.addr`) the edge listens on; each belongs to one edge."
@@ -74,7 +74,7 @@ func (r *tcpEdgeResource) Metadata(_ context.Context, req resource.MetadataReque
 
 func (r *tcpEdgeResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "A TCP edge forwards TCP connections on reserved addresses to a backend, through its modules. Each module is null until configured; removing one from the configuration removes it on the server.",
+		MarkdownDescription: "A TCP edge forwards TCP connections on reserved addresses to a backend, through its modules: the server opens each address's port on its `--edge-tcp-host`. Each module is null until configured; removing one from the configuration removes it on the server.",
 		Attributes:          tcpEdgeModules.resourceAttributes(edgeAttributes("TCP edge", hostportsAttribute(tcpHostportsDesc))),
 	}
 }

@@ -81,7 +81,7 @@ func (r *tlsEdgeResource) Metadata(_ context.Context, req resource.MetadataReque
 
 func (r *tlsEdgeResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "A TLS edge forwards TLS connections on reserved domains to a backend, terminating TLS at the edge or passing it upstream, through its modules. Each module is null until configured; removing one from the configuration removes it on the server.",
+		MarkdownDescription: "A TLS edge forwards TLS connections on reserved domains to a backend, terminating TLS at the edge (with the certificate uploaded for the name's reserved domain; the backend gets the plaintext stream) or passing it upstream (`terminate_at = \"upstream\"`: the name is read from the ClientHello and the whole TLS stream is forwarded), through its modules. The server's `--edge-https-listen` serves it. Each module is null until configured; removing one from the configuration removes it on the server.",
 		Attributes:          tlsEdgeModules.resourceAttributes(edgeAttributes("TLS edge", hostportsAttribute(tlsHostportsDesc))),
 	}
 }

@@ -48,7 +48,7 @@ func (r *weightedBackendResource) Metadata(_ context.Context, req resource.Metad
 
 func (r *weightedBackendResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "A weighted backend splits traffic over other backends in proportion to their weights. A backend it references cannot be deleted while it does.",
+		MarkdownDescription: "A weighted backend splits traffic over other backends in proportion to their weights: each request or connection goes to one of them, drawn by weight (a weight of 0 gets none). A backend it references cannot be deleted while it does.",
 		Attributes: map[string]schema.Attribute{
 			"id":          idAttribute("weighted backend"),
 			"description": descriptionAttribute("backend"),
