@@ -149,3 +149,16 @@ func TestNoTunnelAndUpstreamFailure(t *testing.T) {
 	e.create("/edges/https/"+edgeID+"/routes", map[string]any{"match_type": "path_prefix", "match": "/"})
 	e.expectPage(e.client(), "https://bare.example.test/", http.StatusServiceUnavailable, "ERR_8008")
 }
+
+// TestWildcardDomain: a name under a wildcard reservation is served with the wildcard's
+// certificate.
+func TestWildcardDomain(t *testing.T) {
+	e := newEnv(t)
+	e.domain("*.wild.example.test")
+	edgeID := e.create("/edges/https", map[string]any{"hostports": []string{"shop.wild.example.test:443"}})
+	e.create("/edges/https/"+edgeID+"/routes", map[string]any{"match_type": "path_prefix", "match": "/", "backend": map[string]any{"backend_id": e.fixed("wild")}})
+	if status, body, _ := e.get(e.client(), "https://shop.wild.example.test/"); status != 200 || body != "wild" {
+		t.Fatalf("under a wildcard: %d %q", status, body)
+	}
+	e.expectPage(e.client(), "https://other.wild.example.test/", http.StatusNotFound, "ERR_8001")
+}
