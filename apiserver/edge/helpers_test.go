@@ -92,7 +92,7 @@ func newEnvOnStore(t *testing.T, srv *apiservertest.Server, st store.Store, opts
 	e.https, e.http = listen(t), listen(t)
 	wg.Go(func() { ed.Run(ctx) })
 	wg.Go(func() { _ = ed.ServeHTTPS(e.https) })
-	wg.Go(func() { _ = ed.ServeHTTP(e.http) })
+	wg.Go(func() { _ = ed.ServePlainHTTP(e.http) })
 	ed.ServeTCP("127.0.0.1")
 	t.Cleanup(func() {
 		cancel()

@@ -21,8 +21,8 @@ func (e *Edge) ServeHTTPS(l net.Listener) error {
 	return e.accept(l, e.handleTLS)
 }
 
-// ServeHTTP serves the --edge-http-listen listener: agent endpoints of proto http.
-func (e *Edge) ServeHTTP(l net.Listener) error {
+// ServePlainHTTP serves the --edge-http-listen listener: agent endpoints of proto http.
+func (e *Edge) ServePlainHTTP(l net.Listener) error {
 	return e.plain.Serve(l)
 }
 
@@ -111,22 +111,17 @@ func readClientHello(c net.Conn) (*tls.ClientHelloInfo, net.Conn, error) {
 var errHelloRead = errors.New("edge: ClientHello read")
 
 // readOnlyConn is what readClientHello hands crypto/tls: reads come from r, writes go
-// nowhere (the handshake is abandoned before any would matter).
+// nowhere (the handshake is abandoned before any would matter); the rest is the nil
+// net.Conn's, which crypto/tls does not call before GetConfigForClient.
 type readOnlyConn struct {
 	net.Conn
 	r io.Reader
 }
 
-func (c readOnlyConn) Read(p []byte) (int, error)  { return c.r.Read(p) }
-func (c readOnlyConn) Write(p []byte) (int, error) { return 0, io.ErrClosedPipe }
-func (readOnlyConn) Close() error                  { return nil }
-func (readOnlyConn) LocalAddr() net.Addr           { return nil }
-func (readOnlyConn) RemoteAddr() net.Addr          { return nil }
-func (readOnlyConn) SetDeadline(time.Time) error   { return nil }
-func (readOnlyConn) SetReadDeadline(time.Time) error {
-	return nil
-}
-func (readOnlyConn) SetWriteDeadline(time.Time) error { return nil }
+func (c readOnlyConn) Read(p []byte) (int, error) { return c.r.Read(p) }
+func (readOnlyConn) Write([]byte) (int, error)    { return 0, io.ErrClosedPipe }
+func (readOnlyConn) Close() error                 { return nil }
+func (readOnlyConn) SetDeadline(time.Time) error  { return nil }
 
 // replayConn reads r (what was read already, then the connection) and writes the connection.
 type replayConn struct {

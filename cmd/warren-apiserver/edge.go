@@ -117,7 +117,7 @@ func startEdge(ctx context.Context, cfg *edgeConfig, l *edgeListeners, db store.
 		log.Info("edge listening", zap.String("https", l.https.Addr().String()))
 	}
 	if l.http != nil {
-		go func() { _ = e.ServeHTTP(l.http) }()
+		go func() { _ = e.ServePlainHTTP(l.http) }()
 		log.Info("edge listening", zap.String("http", l.http.Addr().String()))
 	}
 	if cfg.tcpHost != "" {
