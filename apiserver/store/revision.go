@@ -16,7 +16,9 @@ var RoutingKinds = map[string]bool{
 // Routing is a store the traffic plane compiles its routing snapshot from.
 type Routing interface {
 	// Revision is a counter that a write transaction changing a kind of RoutingKinds moves,
-	// in that transaction: equal revisions mean equal routing configuration.
+	// in that transaction, and that never moves back: equal revisions mean equal routing
+	// configuration. (The sum of a counter per account, so that routing writes of different
+	// accounts never conflict on it.)
 	// Read it before the objects it describes (ListQuery.AllAccounts): they are then at
 	// least as new as the revision, and a change in between only costs one more rebuild.
 	Revision(ctx context.Context) (int64, error)

@@ -169,7 +169,7 @@ func (s *Store) Write(ctx context.Context, fn func(store.Tx) error) error {
 func (s *Store) Revision(ctx context.Context) (int64, error) {
 	var rev int64
 	err := s.run(ctx, s.read, &s.dialect.ReadOptions, func(st store.Tx) error {
-		return st.(*tx).tx.QueryRowContext(ctx, "SELECT revision FROM routing_revision WHERE id = 1").Scan(&rev)
+		return st.(*tx).tx.QueryRowContext(ctx, "SELECT CAST(coalesce(sum(revision), 0) AS bigint) FROM routing_revision").Scan(&rev)
 	})
 	return rev, err
 }
@@ -329,25 +329,29 @@ type tx struct {
 	stmts map[string]*sql.Stmt // prepared hot queries by text; nil when none
 	keys  *sealing.Keyring
 	// written holds the kinds this transaction wrote (store.Routing's OnCommit), and
-	// bumped whether it moved the routing revision yet (once per transaction is enough).
+	// bumped the accounts whose routing revision it moved (once per transaction is enough).
 	written map[string]bool
-	bumped  bool
+	bumped  map[string]bool
 }
 
-// wrote records a write of kind that succeeded and moves the routing revision, once per
-// transaction, when kind is one of store.RoutingKinds.
-func (t *tx) wrote(ctx context.Context, kind string) error {
+// wrote records a write of kind in account that succeeded and, when kind is one of
+// store.RoutingKinds, moves the account's routing revision, once per transaction.
+func (t *tx) wrote(ctx context.Context, kind, account string) error {
 	if t.written == nil {
 		t.written = map[string]bool{}
 	}
 	t.written[kind] = true
-	if t.bumped || !store.RoutingKinds[kind] {
+	if t.bumped[account] || !store.RoutingKinds[kind] {
 		return nil
 	}
-	if _, err := t.exec(ctx, "UPDATE routing_revision SET revision = revision + 1 WHERE id = 1"); err != nil {
+	if _, err := t.exec(ctx, `INSERT INTO routing_revision (account_id, revision) VALUES (?, 1)
+		ON CONFLICT (account_id) DO UPDATE SET revision = routing_revision.revision + 1`, account); err != nil {
 		return err
 	}
-	t.bumped = true
+	if t.bumped == nil {
+		t.bumped = map[string]bool{}
+	}
+	t.bumped[account] = true
 	return nil
 }
 
@@ -559,7 +563,7 @@ func (t *tx) Insert(ctx context.Context, o *store.Object) error {
 	if err := t.insert(ctx, o); err != nil {
 		return err
 	}
-	return t.wrote(ctx, o.Kind)
+	return t.wrote(ctx, o.Kind, o.AccountID)
 }
 
 func (t *tx) insert(ctx context.Context, o *store.Object) error {
@@ -679,7 +683,7 @@ func (t *tx) Update(ctx context.Context, o *store.Object) error {
 	if err := t.update(ctx, o); err != nil {
 		return err
 	}
-	return t.wrote(ctx, o.Kind)
+	return t.wrote(ctx, o.Kind, o.AccountID)
 }
 
 func (t *tx) update(ctx context.Context, o *store.Object) error {
@@ -802,14 +806,15 @@ func (t *tx) Delete(ctx context.Context, kind, id string) error {
 		return &store.ReferencedError{ID: id, ReferrerIDs: referrers}
 	}
 	// One statement, so no savepoint: its cascades to keys and refs are atomic with it.
-	n, err := t.exec(ctx, "DELETE FROM objects WHERE id = ? AND kind = ?", id, kind)
+	var account string
+	err = t.tx.QueryRowContext(ctx, t.d.rebind("DELETE FROM objects WHERE id = ? AND kind = ? RETURNING account_id"), id, kind).Scan(&account)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("%w: %s %s", store.ErrNotFound, kind, id)
+	}
 	if err != nil {
 		return err
 	}
-	if n == 0 {
-		return fmt.Errorf("%w: %s %s", store.ErrNotFound, kind, id)
-	}
-	return t.wrote(ctx, kind)
+	return t.wrote(ctx, kind, account)
 }
 
 func (t *tx) exec(ctx context.Context, query string, args ...any) (int64, error) {

@@ -1,14 +1,14 @@
 -- +goose Up
--- The routing revision (store.Routing): one counter that every write transaction changing a
--- kind of store.RoutingKinds moves, so that each replica rebuilds its routing snapshot when it
--- sees the counter move. One row: two routing writes at once conflict on it and one runs
--- again (sqlstore's retry), which routing writes are rare enough to afford; a sequence
--- would not do, as its values are taken out of commit order and a poller could miss one.
+-- The routing revision (store.Routing): a counter per account that every write transaction
+-- changing a kind of store.RoutingKinds moves in its account's row; their sum is the
+-- revision each replica polls to rebuild its routing snapshot when it moves. A row per
+-- account, not one for all: two routing writes at once conflict (and one runs again, by
+-- sqlstore's retry) only within one account, where such writes are rare. A sequence would
+-- not do: its values are taken out of commit order, and a poller could miss one.
 CREATE TABLE routing_revision (
-    id       integer NOT NULL PRIMARY KEY CHECK (id = 1),
-    revision bigint NOT NULL
+    account_id text NOT NULL PRIMARY KEY,
+    revision   bigint NOT NULL
 );
-INSERT INTO routing_revision (id, revision) VALUES (1, 0);
 
 -- +goose Down
 DROP TABLE routing_revision;
