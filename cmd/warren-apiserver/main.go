@@ -157,6 +157,7 @@ type config struct {
 	tlsCert, tlsKey                                                  string
 	secretKey, secretKeyFile                                         string
 	previousSecretKeys, previousSecretKeysFile                       string
+	edge                                                             edgeConfig
 
 	// Derived by check.
 	level            zap.AtomicLevel
@@ -213,6 +214,7 @@ func newFlagSet() (fs *cliflags.Set, cfg *config) {
 	str(&e.Observability, "event-endpoint-observability", "WARREN_EVENT_ENDPOINT_OBSERVABILITY", "", "base URL of the observability logs intake, instead of the target site's")
 	str(&e.IdentityAuthority, "event-identity-authority", "WARREN_EVENT_IDENTITY_AUTHORITY", "", "identity authority host (https URL) of the cloud logs-ingestion target's client-credentials tokens, instead of the public cloud's")
 	fs.BoolVar(&cfg.showVersion, "version", false, "print the version and exit")
+	defineEdgeFlags(fs, &cfg.edge)
 	return fs, cfg
 }
 
@@ -294,6 +296,9 @@ func (cfg *config) check() error {
 	if err := apiserver.CheckOptions(cfg.options()); err != nil {
 		return err
 	}
+	if err := cfg.edge.check(); err != nil {
+		return err
+	}
 	if err := cfg.checkSecretKeys(); err != nil {
 		return err
 	}
@@ -359,6 +364,15 @@ func serve(ctx context.Context, cfg *config, stderr io.Writer) (err error) {
 			listener.Close()
 		}
 	}()
+	edgeListeners, err := cfg.edge.listen()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			edgeListeners.close()
+		}
+	}()
 	opts := cfg.options()
 	if opts.BaseURL == "" {
 		scheme := "http"
@@ -393,6 +407,14 @@ func serve(ctx context.Context, cfg *config, stderr io.Writer) (err error) {
 	if token := srv.BootstrapToken(); token != "" {
 		// Printed once, to the terminal only: the store keeps just its hash.
 		fmt.Fprintf(stderr, "\nBootstrap admin API key token (shown once, keep it):\n\n  %s\n\n", token)
+	}
+
+	if cfg.edge.on() {
+		stopEdge, err := startEdge(ctx, &cfg.edge, edgeListeners, db, srv, log)
+		if err != nil {
+			return err
+		}
+		defer stopEdge() // before the store closes
 	}
 
 	httpServer := newHTTPServer(cfg, srv, log)
