@@ -13,6 +13,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/agentplane"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apiservertest"
 	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
@@ -543,7 +544,7 @@ func TestAgentCommandsAcrossReplicas(t *testing.T) {
 	})
 	second, err := apiserver.New(context.Background(), apiserver.Options{
 		Store: c.srv.Store, BaseURL: c.srv.URL, BootstrapAPIKey: c.srv.APIKey,
-		Agents: apiserver.AgentOptions{CommandPoll: 10 * time.Millisecond, CommandTimeout: 5 * time.Second},
+		Agents: agentplane.Options{CommandPoll: 10 * time.Millisecond, CommandTimeout: 5 * time.Second},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -123,7 +123,7 @@ func (s *Server) startDelivery() {
 // Close stops the event delivery worker and waits for the sends under way to end. The
 // store stays open (the caller closes it).
 func (s *Server) Close() error {
-	s.agents.close()
+	s.agents.Close()
 	if s.deliverer != nil {
 		s.deliverer.stop()
 		<-s.deliverer.done

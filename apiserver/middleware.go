@@ -189,7 +189,7 @@ func (c *call) serveAPI(h handlerFunc, answersInTx bool) {
 			c.s.deliverer.notify()
 		}
 		if err == nil {
-			c.s.agents.end(c.endedSessions)
+			c.s.agents.End(c.endedSessions)
 		}
 		if err != nil {
 			c.writeError(err)

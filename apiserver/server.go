@@ -17,6 +17,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/agentplane"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
@@ -61,7 +62,7 @@ type Options struct {
 	// Events configure the delivery of audit events to the accounts' event destinations.
 	Events EventOptions
 	// Agents configure the agent plane (GET /agent/connect).
-	Agents AgentOptions
+	Agents agentplane.Options
 }
 
 // AddrPool is the range of TCP addresses (host:port) the server assigns to reserved addresses.
@@ -92,8 +93,7 @@ type Server struct {
 	limiter        *rateLimiter                 // nil without a rate limit
 	concurrency    *concurrencyCap              // nil without a cap
 	deliverer      *deliverer                   // nil when this process delivers no events
-	agents         *agentHub                    // the agents connected to this process
-	sessionLimits  sessionLimits                // of the agents' sessions, per credential and account
+	agents         *agentplane.Plane            // the agents connected to this process
 	metrics        *metrics                     // served at GET /metrics
 	outage         *outage                      // the store being unreachable, logged once
 }
@@ -127,11 +127,10 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if err := opts.Events.check(); err != nil {
 		return nil, fmt.Errorf("apiserver: %w", err)
 	}
-	if err := opts.Agents.check(); err != nil {
+	if err := opts.Agents.Check(); err != nil {
 		return nil, fmt.Errorf("apiserver: %w", err)
 	}
 	opts.Events.setDefaults()
-	opts.Agents.setDefaults()
 	m := newMetrics()
 	if opts.RateLimit == 0 {
 		opts.RateLimit = DefaultRateLimit
@@ -148,7 +147,6 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.RateLimit > 0 {
 		s.limiter = limiterOn("api:", opts.RateLimit, shared)
 	}
-	s.sessionLimits = newSessionLimits(opts.Agents, shared)
 	if opts.MaxConcurrentRequests > 0 {
 		s.concurrency = newConcurrencyCap(opts.MaxConcurrentRequests)
 	}
@@ -171,7 +169,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if s.openAPI, err = s.openAPIDocument(); err != nil {
 		return nil, fmt.Errorf("apiserver: OpenAPI document: %w", err)
 	}
-	if s.agents, err = newAgentHub(ctx, s); err != nil {
+	if s.agents, err = newAgentPlane(ctx, s, shared); err != nil {
 		return nil, fmt.Errorf("apiserver: agent replica lease: %w", err)
 	}
 	m.register(s)
@@ -190,7 +188,7 @@ func CheckOptions(opts Options) error {
 	if err := opts.Events.check(); err != nil {
 		return err
 	}
-	if err := opts.Agents.check(); err != nil {
+	if err := opts.Agents.Check(); err != nil {
 		return err
 	}
 	return checkBootstrapKey(opts.BootstrapAPIKey)

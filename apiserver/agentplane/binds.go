@@ -1,4 +1,4 @@
-package apiserver
+package agentplane
 
 import (
 	"context"
@@ -34,16 +34,16 @@ func (a *agentConn) bind(m agentproto.Message) (agentproto.Message, error) {
 	if err := checkBind(&m); err != nil {
 		return agentproto.Message{}, err
 	}
-	s := a.hub.s
-	ctx := a.hub.ctx
-	now := api.FormatTime(s.opts.Now())
+	h := a.hub
+	ctx := h.ctx
+	now := api.FormatTime(h.host.Now())
 	tunnel := api.Tunnel{
 		ID: ids.New(ids.Tunnel), StartedAt: now, Region: a.region, Metadata: a.metadata,
 		ForwardsTo: m.ForwardsTo, Proto: m.Proto, TunnelSession: api.Ref{ID: a.sessionID}, Labels: m.Labels,
 	}
 	var ep *api.Endpoint
 	var owner string // the reserved domain or address the bind uses
-	err := s.opts.Store.Write(ctx, func(tx store.Tx) error {
+	err := h.store.Write(ctx, func(tx store.Tx) error {
 		cred, err := tx.Get(ctx, kindCredential, a.credentialID)
 		if err != nil {
 			return err
@@ -58,7 +58,7 @@ func (a *agentConn) bind(m agentproto.Message) (agentproto.Message, error) {
 		if m.Labels != nil {
 			return insertTunnel(ctx, tx, a.accountID, &tunnel, nil)
 		}
-		if owner, err = boundOwner(ctx, tx, a.accountID, m); err != nil {
+		if owner, err = h.boundOwner(ctx, tx, a.accountID, m); err != nil {
 			return err
 		}
 		ep = newEndpoint(now, a, m, tunnel.ID, owner)
@@ -81,7 +81,7 @@ func (a *agentConn) bind(m agentproto.Message) (agentproto.Message, error) {
 		}
 		// The endpoint holds the tunnel and its domain or address, so neither can be
 		// deleted under it (ERR_446 for a domain).
-		return tx.Insert(ctx, &store.Object{Kind: kindEndpoint, ID: ep.ID, AccountID: a.accountID, Doc: doc, Refs: []string{tunnel.ID, owner}})
+		return tx.Insert(ctx, &store.Object{Kind: KindEndpoint, ID: ep.ID, AccountID: a.accountID, Doc: doc, Refs: []string{tunnel.ID, owner}})
 	})
 	if err != nil {
 		return agentproto.Message{}, err
@@ -98,14 +98,14 @@ func insertTunnel(ctx context.Context, tx store.Tx, accountID string, t *api.Tun
 	if err != nil {
 		return err
 	}
-	return tx.Insert(ctx, &store.Object{Kind: kindTunnel, ID: t.ID, AccountID: accountID, Doc: doc, UniqueKeys: keys, Refs: []string{t.TunnelSession.ID}})
+	return tx.Insert(ctx, &store.Object{Kind: KindTunnel, ID: t.ID, AccountID: accountID, Doc: doc, UniqueKeys: keys, Refs: []string{t.TunnelSession.ID}})
 }
 
 // unbind closes one of the session's tunnels.
 func (a *agentConn) unbind(m agentproto.Message) error {
 	ctx := a.hub.ctx
-	return a.hub.s.opts.Store.Write(ctx, func(tx store.Tx) error {
-		o, err := tx.Get(ctx, kindTunnel, m.TunnelID)
+	return a.hub.store.Write(ctx, func(tx store.Tx) error {
+		o, err := tx.Get(ctx, KindTunnel, m.TunnelID)
 		if err == nil && !slices.Contains(o.Refs, a.sessionID) {
 			err = store.ErrNotFound
 		}
@@ -238,9 +238,9 @@ func labelRuleMatches(rule, key, value string) bool {
 // address itself, the hostname itself, or the nearest wildcard domain above the hostname.
 // A name or address of another account is ERR_7118 / ERR_7114, one nobody reserved ERR_7117 /
 // ERR_7113.
-func boundOwner(ctx context.Context, tx store.Tx, accountID string, m agentproto.Message) (string, error) {
+func (h *Plane) boundOwner(ctx context.Context, tx store.Tx, accountID string, m agentproto.Message) (string, error) {
 	if m.Addr != "" {
-		o, err := tx.Lookup(ctx, addrKey(m.Addr))
+		o, err := tx.Lookup(ctx, h.host.ReservedAddrKey(m.Addr))
 		switch {
 		case isNotFound(err):
 			return "", apierr.WithDetail(apierr.BadRequest("ERR_7113", "The address %s is not reserved.", rules.Quote(m.Addr)), "param", "addr")
@@ -261,7 +261,7 @@ func boundOwner(ctx context.Context, tx store.Tx, accountID string, m agentproto
 		rest = after
 	}
 	for _, name := range candidates {
-		o, err := tx.Lookup(ctx, "reserved_domain:"+name)
+		o, err := tx.Lookup(ctx, h.host.ReservedDomainKey(name))
 		if isNotFound(err) {
 			continue
 		}

@@ -1,0 +1,123 @@
+package apiserver
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/warrenhq/terraform-provider-warren/apiserver/agentplane"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
+	"github.com/warrenhq/terraform-provider-warren/internal/ids"
+)
+
+// The agent plane (apiserver/agentplane) lives in a package of its own; this file is all it
+// gets from the API server: its store, authentication of tunnel credentials, session events,
+// the store's outage, rate limiters and the API's error answers. The route table mounts its
+// handler at GET /agent/connect behind the API's middleware (operation ID, access log).
+
+// Store kinds of the agent plane, as the API's views and references name them.
+const (
+	kindTunnelSession = agentplane.KindTunnelSession
+	kindTunnel        = agentplane.KindTunnel
+	kindEndpoint      = agentplane.KindEndpoint
+	kindAgentReplica  = agentplane.KindAgentReplica
+)
+
+// newAgentPlane starts the agent plane of s.
+func newAgentPlane(ctx context.Context, s *Server, shared store.RateBuckets) (*agentplane.Plane, error) {
+	return agentplane.New(ctx, s.opts.Agents, agentplane.Host{
+		Store:        s.opts.Store,
+		Log:          s.log,
+		Now:          s.opts.Now,
+		Credential:   agentCredential,
+		ClientIP:     func(r *http.Request) string { return clientIP(r, s.opts.TrustedProxies).String() },
+		RequestLog:   func(r *http.Request) *zap.Logger { return callOf(r).log },
+		WriteError:   func(_ http.ResponseWriter, r *http.Request, err error) { callOf(r).writeError(err) },
+		SessionEvent: s.addSessionEvent,
+		Written: func(delivering bool) {
+			if delivering && s.deliverer != nil {
+				s.deliverer.notify()
+			}
+		},
+		StoreDown: func(err error) bool { return s.outage.report(err, false) },
+		Limiter: func(scope string, perMinute int) agentplane.Limiter {
+			return planeLimiter{limiterOn(scope, perMinute, shared)}
+		},
+		ReservedDomainKey: func(name string) string { return "reserved_domain:" + name },
+		ReservedAddrKey:   addrKey,
+	})
+}
+
+// planeLimiter is the API's rate limiter as the agent plane takes it.
+type planeLimiter struct{ l *rateLimiter }
+
+func (p planeLimiter) Allow(ctx context.Context, key string, now time.Time) (bool, time.Duration, error) {
+	d := p.l.allow(ctx, key, now)
+	return d.allowed, d.retryAfter, d.err
+}
+
+// agentCredential resolves the Authorization header of an agent to its tunnel credential,
+// in tx, with the 403 codes of the API (details.md §5.3).
+func agentCredential(ctx context.Context, tx store.Tx, r *http.Request) (*store.Object, error) {
+	header, err := authorizationHeader(r)
+	if err != nil {
+		return nil, err
+	}
+	if header == "" {
+		return nil, apierr.Forbidden("ERR_200", "The Authorization header is missing. Send 'Authorization: Bearer <tunnel credential token>'.")
+	}
+	scheme, token, ok := strings.Cut(header, " ")
+	token = strings.TrimSpace(token)
+	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
+		return nil, apierr.Forbidden("ERR_201", "The Authorization header could not be parsed; expected 'Bearer <tunnel credential token>'.")
+	}
+	body, _, ok := ids.SplitToken(token)
+	if !ok {
+		// Never echoed: a mistyped token is still a secret.
+		return nil, apierr.Forbidden("ERR_202", "The credential does not look like a tunnel credential token (FIRSTPART_SECONDPART).")
+	}
+	o, err := tx.Get(ctx, kindCredential, ids.Credential+body)
+	if isNotFound(err) {
+		return nil, apierr.Forbidden("ERR_203", "The tunnel credential token is not valid: it is unknown or was revoked.")
+	}
+	if err != nil {
+		return nil, err
+	}
+	var secret tokenSecret
+	if err := json.Unmarshal(o.Secret, &secret); err != nil {
+		return nil, err
+	}
+	if !ids.TokenMatches(token, secret.TokenHash) {
+		return nil, apierr.Forbidden("ERR_203", "The tunnel credential token is not valid: it is unknown or was revoked.")
+	}
+	return o, nil
+}
+
+// endCredentialSessions deletes the sessions started with a credential that is being
+// deleted, in the credential's transaction; their sockets are closed once it commits.
+func (c *call) endCredentialSessions(tx store.Tx, credentialID string) error {
+	referrers, err := tx.Referrers(c.r.Context(), credentialID)
+	if err != nil {
+		return err
+	}
+	for _, o := range referrers {
+		if o.Kind != kindTunnelSession {
+			continue
+		}
+		delivering, err := c.s.agents.EndSession(c.r.Context(), tx, o.ID)
+		if err != nil {
+			return err
+		}
+		c.delivering = c.delivering || delivering
+		if !slices.Contains(c.endedSessions, o.ID) {
+			c.endedSessions = append(c.endedSessions, o.ID)
+		}
+	}
+	return nil
+}
