@@ -49,8 +49,7 @@ func (r *tunnelGroupBackendResource) Metadata(_ context.Context, req resource.Me
 
 func (r *tunnelGroupBackendResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "A tunnel group backend balances traffic over the agent tunnels whose labels match its `labels`.\n\n" +
-			"**What the server does today.** It stores the backend, checks its labels and lets weighted and failover backends refer to it. `tunnels` lists the tunnels of connected agents (`warren-agent`) whose labels include the backend's; the server forwards no traffic yet, so none is routed to the backend.",
+		MarkdownDescription: "A tunnel group backend balances traffic over the tunnels of connected agents (`warren-agent`) whose labels include its `labels`.",
 		Attributes: map[string]schema.Attribute{
 			"id":          idAttribute("tunnel group backend"),
 			"description": descriptionAttribute("backend"),

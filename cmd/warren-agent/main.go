@@ -1,6 +1,6 @@
 // Command warren-agent connects to a Warren server as an agent: it opens a tunnel session,
-// binds its tunnels and answers the session commands (restart, stop, update). It forwards
-// no traffic: Warren is a control plane.
+// binds its tunnels, answers the session commands (restart, stop, update) and carries the
+// visitor streams the server opens to the local app its tunnels forward to.
 package main
 
 import (
@@ -41,6 +41,11 @@ Usage:
 --hostname or --addr binds a tunnel on that reserved domain or address; --label binds a
 tunnel for the tunnel-group backends whose labels it matches. Given both, the agent binds
 both tunnels, forwarding to the same --forwards-to.
+
+--forwards-to names the local app: for http and https tunnels http://host:port,
+https://host:port (TLS to the app; --upstream-ca trusts a private CA), host:port or a port
+on localhost; for tcp and tls tunnels host:port or a port, to which the visitor's bytes go
+as they are (--proxy-protocol puts a PROXY protocol v2 header naming the visitor first).
 
 Every flag can also be set with the environment variable shown in brackets; a flag given on
 the command line wins over the environment.
@@ -127,6 +132,9 @@ type config struct {
 	labels                                                                           labelsFlag
 	showVersion                                                                      bool
 
+	upstreamCA                                string
+	upstreamInsecureSkipVerify, proxyProtocol bool
+
 	level   zap.AtomicLevel // derived by check
 	tunnels []agentclient.TunnelConfig
 }
@@ -171,13 +179,16 @@ func newFlagSet() (fs *cliflags.Set, cfg *config) {
 	str := fs.String
 	str(&cfg.server, "server", "WARREN_AGENT_SERVER", "", "base URL of the Warren server, e.g. https://warren.example.com (required)")
 	str(&cfg.authtoken, "authtoken", "WARREN_AGENT_AUTHTOKEN", "", "token of a tunnel credential (required; never logged)")
-	str(&cfg.forwardsTo, "forwards-to", "WARREN_AGENT_FORWARDS_TO", "", "the local service the tunnels name, a URL (http://localhost:8080) or host:port (required)")
+	str(&cfg.forwardsTo, "forwards-to", "WARREN_AGENT_FORWARDS_TO", "", "the local app the tunnels forward to: http://host:port, https://host:port, host:port or a port on localhost (required)")
 	str(&cfg.hostname, "hostname", "WARREN_AGENT_HOSTNAME", "", "bind a tunnel on this reserved domain (proto http, https or tls)")
 	str(&cfg.addr, "addr", "WARREN_AGENT_ADDR", "", "bind a tcp tunnel on this reserved address, host:port")
 	fs.Value(&cfg.labels, "label", "WARREN_AGENT_LABEL", "KEY=VALUE label of a tunnel for tunnel-group backends; repeat it for several labels, or separate them with commas")
 	str(&cfg.proto, "proto", "WARREN_AGENT_PROTO", "", "tunnel protocol: http, https, tcp or tls (default tcp with --addr, https otherwise)")
 	str(&cfg.metadata, "metadata", "WARREN_AGENT_METADATA", "", "metadata of the tunnel session")
 	str(&cfg.region, "region", "WARREN_AGENT_REGION", "", "region the agent announces")
+	str(&cfg.upstreamCA, "upstream-ca", "WARREN_AGENT_UPSTREAM_CA", "", "PEM file of a private CA trusted, beside the system's, for an https:// --forwards-to")
+	fs.Bool(&cfg.upstreamInsecureSkipVerify, "upstream-insecure-skip-verify", "WARREN_AGENT_UPSTREAM_INSECURE_SKIP_VERIFY", false, "accept any certificate from an https:// --forwards-to")
+	fs.Bool(&cfg.proxyProtocol, "proxy-protocol", "WARREN_AGENT_PROXY_PROTOCOL", false, "send a PROXY protocol v2 header with the visitor's address first to the app of tcp and tls tunnels")
 	str(&cfg.logLevel, "log-level", "WARREN_AGENT_LOG_LEVEL", "info", "log level: debug, info, warn or error")
 	fs.BoolVar(&cfg.showVersion, "version", false, "print the version and exit")
 	return fs, cfg
@@ -219,12 +230,11 @@ func (cfg *config) check() error {
 		return fmt.Errorf("--addr binds a tcp tunnel, not --proto %s", cfg.proto)
 	case cfg.hostname != "" && cfg.proto == "tcp":
 		return errors.New("--proto tcp binds an --addr, not a --hostname")
+	case cfg.upstreamCA != "" && cfg.upstreamInsecureSkipVerify:
+		return errors.New("give --upstream-ca or --upstream-insecure-skip-verify, not both")
 	}
 	if u, err := url.Parse(cfg.server); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("--server %q is not an http:// or https:// URL", cfg.server)
-	}
-	if !isURL(cfg.forwardsTo) && !isHostPort(cfg.forwardsTo) {
-		return fmt.Errorf("--forwards-to %q is neither a URL such as http://localhost:8080 nor host:port", cfg.forwardsTo)
 	}
 	if cfg.addr != "" && !isHostPort(cfg.addr) {
 		return fmt.Errorf("--addr %q is not host:port", cfg.addr)
@@ -243,14 +253,14 @@ func (cfg *config) check() error {
 	if len(cfg.labels) > 0 {
 		cfg.tunnels = append(cfg.tunnels, agentclient.TunnelConfig{Proto: proto, Labels: map[string]string(cfg.labels), ForwardsTo: cfg.forwardsTo})
 	}
-	// What remains (label syntax, the URL's shape) is the client's to check.
-	_, err = agentclient.New(cfg.client(zap.NewNop()))
+	// What remains (label syntax, the URL's shape, --forwards-to for the proto, the CA
+	// file) is the client's to check.
+	c := cfg.client(zap.NewNop())
+	if _, err = agentclient.New(c); err != nil {
+		return err
+	}
+	_, err = agentclient.NewForwarder(c.Forward)
 	return err
-}
-
-func isURL(s string) bool {
-	u, err := url.Parse(s)
-	return err == nil && u.Scheme != "" && u.Host != ""
 }
 
 func isHostPort(s string) bool {
@@ -268,6 +278,11 @@ func (cfg *config) client(log *zap.Logger) agentclient.Config {
 		Region:       cfg.region,
 		Tunnels:      cfg.tunnels,
 		Logger:       log,
+		Forward: agentclient.ForwardOptions{
+			UpstreamCAFile:             cfg.upstreamCA,
+			UpstreamInsecureSkipVerify: cfg.upstreamInsecureSkipVerify,
+			ProxyProtocol:              cfg.proxyProtocol,
+		},
 	}
 }
 

@@ -4,7 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
+	"maps"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -70,7 +75,11 @@ func TestCommandLine(t *testing.T) {
 		{args: with("--hostname", "a", "--proto", "tcp"), code: 2, stderr: "--proto tcp binds an --addr"},
 		{args: with("--addr", "nope"), code: 2, stderr: `--addr "nope" is not host:port`},
 		{args: with("--hostname", "a", "--server", "warren.example.com"), code: 2, stderr: `--server "warren.example.com" is not an http:// or https:// URL`},
-		{args: with("--hostname", "a", "--forwards-to", "localhost"), code: 2, stderr: `--forwards-to "localhost" is neither a URL`},
+		{args: with("--hostname", "a", "--forwards-to", "localhost"), code: 2, stderr: `tunnel 1: forwards_to "localhost" is not http://host:port, https://host:port, host:port or a port`},
+		{args: with("--addr", "b:1", "--forwards-to", "http://localhost:22"), code: 2, stderr: "a tcp tunnel forwards its bytes as they are to host:port or a port, not to a URL"},
+		{args: with("--hostname", "a", "--upstream-ca", "/nonexistent/ca.pem"), code: 2, stderr: "reading the upstream CA file"},
+		{args: with("--hostname", "a", "--upstream-ca", "ca.pem", "--upstream-insecure-skip-verify"), code: 2, stderr: "give --upstream-ca or --upstream-insecure-skip-verify, not both"},
+		{args: with("--hostname", "a"), env: map[string]string{"WARREN_AGENT_PROXY_PROTOCOL": "maybe"}, code: 2, stderr: `invalid value "maybe" for WARREN_AGENT_PROXY_PROTOCOL`},
 		{args: with("--label", "novalue"), code: 2, stderr: `invalid value "novalue" for flag -label: "novalue" is not KEY=VALUE`},
 		{args: with("--label", "a=b", "--label", "a=c"), code: 2, stderr: `label "a" given twice`},
 		{args: with("--hostname", "a"), env: map[string]string{"WARREN_AGENT_LABEL": "x=1,y"}, code: 2, stderr: `invalid value "x=1,y" for WARREN_AGENT_LABEL`},
@@ -105,7 +114,7 @@ func TestHelpHidesTheEnvironment(t *testing.T) {
 	if code := run(t.Context(), []string{"--help"}, envOf(map[string]string{"WARREN_AGENT_AUTHTOKEN": token}), &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	for _, flag := range []string{"-server", "-authtoken", "-forwards-to", "-hostname", "-addr", "-label", "-proto", "-metadata", "-region", "-log-level", "WARREN_AGENT_AUTHTOKEN"} {
+	for _, flag := range []string{"-server", "-authtoken", "-forwards-to", "-hostname", "-addr", "-label", "-proto", "-metadata", "-region", "-log-level", "-upstream-ca", "-upstream-insecure-skip-verify", "-proxy-protocol", "WARREN_AGENT_AUTHTOKEN"} {
 		if !strings.Contains(stdout.String(), flag) {
 			t.Errorf("the help lacks %s", flag)
 		}
@@ -133,8 +142,8 @@ func TestTunnelsFromFlagsAndEnvironment(t *testing.T) {
 				{Proto: "http", Hostname: "h.example.com", ForwardsTo: "http://localhost:8080"},
 				{Proto: "http", Labels: map[string]string{"app": "shop", "env": "prod"}, ForwardsTo: "http://localhost:8080"},
 			}},
-		{"environment", nil, map[string]string{"WARREN_AGENT_LABEL": "app=shop, env=prod", "WARREN_AGENT_PROTO": "tls"},
-			[]agentclient.TunnelConfig{{Proto: "tls", Labels: map[string]string{"app": "shop", "env": "prod"}, ForwardsTo: "http://localhost:8080"}}},
+		{"environment", nil, map[string]string{"WARREN_AGENT_LABEL": "app=shop, env=prod", "WARREN_AGENT_PROTO": "tls", "WARREN_AGENT_FORWARDS_TO": "localhost:8443"},
+			[]agentclient.TunnelConfig{{Proto: "tls", Labels: map[string]string{"app": "shop", "env": "prod"}, ForwardsTo: "localhost:8443"}}},
 		{"flags win", []string{"--hostname", "flag.example.com", "--forwards-to", "http://localhost:1"}, map[string]string{"WARREN_AGENT_HOSTNAME": "env.example.com", "WARREN_AGENT_FORWARDS_TO": "http://localhost:2"},
 			[]agentclient.TunnelConfig{{Proto: "https", Hostname: "flag.example.com", ForwardsTo: "http://localhost:1"}}},
 	} {
@@ -247,5 +256,43 @@ func TestRunSignal(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "stopping on a signal") {
 		t.Errorf("stderr %s", stderr.String())
+	}
+}
+
+// TestForwardOptionsFromFlagsAndEnvironment: the upstream flags and their variables reach
+// the client's Forward options.
+func TestForwardOptionsFromFlagsAndEnvironment(t *testing.T) {
+	app := httptest.NewTLSServer(nil)
+	app.Close()
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: app.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"WARREN_AGENT_SERVER": "https://warren.example.com", "WARREN_AGENT_AUTHTOKEN": token, "WARREN_AGENT_FORWARDS_TO": "https://localhost:8443", "WARREN_AGENT_HOSTNAME": "app.example.com"}
+	for _, tt := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		want agentclient.ForwardOptions
+	}{
+		{"none", nil, nil, agentclient.ForwardOptions{}},
+		{"flags", []string{"--upstream-ca", ca, "--proxy-protocol"}, nil, agentclient.ForwardOptions{UpstreamCAFile: ca, ProxyProtocol: true}},
+		{"environment", nil, map[string]string{"WARREN_AGENT_UPSTREAM_INSECURE_SKIP_VERIFY": "true", "WARREN_AGENT_PROXY_PROTOCOL": "1"},
+			agentclient.ForwardOptions{UpstreamInsecureSkipVerify: true, ProxyProtocol: true}},
+		{"flags win", []string{"--proxy-protocol=false"}, map[string]string{"WARREN_AGENT_PROXY_PROTOCOL": "true", "WARREN_AGENT_UPSTREAM_CA": ca},
+			agentclient.ForwardOptions{UpstreamCAFile: ca}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			all := maps.Clone(env)
+			maps.Copy(all, tt.env)
+			var stderr lockedBuffer
+			cfg, err := parseFlags(tt.args, envOf(all), &stderr)
+			if err != nil {
+				t.Fatalf("%v %s", err, stderr.String())
+			}
+			if got := cfg.client(nil).Forward; got != tt.want {
+				t.Errorf("forward options %+v, want %+v", got, tt.want)
+			}
+		})
 	}
 }

@@ -52,6 +52,9 @@ type Config struct {
 	MinBackoff, MaxBackoff time.Duration
 	// HandshakeTimeout bounds the dial and the wait for Welcome.
 	HandshakeTimeout time.Duration
+
+	// Forward says how visitor streams reach the local apps; its Logger defaults to Logger.
+	Forward ForwardOptions
 }
 
 // TunnelConfig is one tunnel the agent asks for: exactly one of Hostname (http, https,
@@ -96,7 +99,8 @@ func (t TunnelConfig) Validate() error {
 			return fmt.Errorf("label %q=%q: keys and values are non-empty and hold no '='", k, v)
 		}
 	}
-	return nil
+	_, _, err := parseForwardsTo(t.Proto, t.ForwardsTo)
+	return err
 }
 
 // connectURL is where the agent dials: the server URL with ws/wss and the protocol's path.
@@ -140,6 +144,9 @@ func (cfg Config) withDefaults() (Config, string, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
+	}
+	if cfg.Forward.Logger == nil {
+		cfg.Forward.Logger = cfg.Logger
 	}
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = http.DefaultClient

@@ -46,6 +46,12 @@ func (s *Set) Duration(p *time.Duration, name, env string, def time.Duration, he
 	s.DurationVar(p, name, def, help+" ["+env+"]")
 }
 
+// Bool defines a bool flag read from env (true, false, 1, 0, …) when not given.
+func (s *Set) Bool(p *bool, name, env string, def bool, help string) {
+	s.envOf[name] = env
+	s.BoolVar(p, name, def, help+" ["+env+"]")
+}
+
 // Value defines a flag of its own type read from env when not given.
 func (s *Set) Value(v flag.Value, name, env, help string) {
 	s.envOf[name] = env
