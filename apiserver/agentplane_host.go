@@ -46,6 +46,7 @@ func newAgentPlane(ctx context.Context, s *Server, shared store.RateBuckets) (*a
 			}
 		},
 		StoreDown: func(err error) bool { return s.outage.report(err, false) },
+		Metrics:   s.metrics.registry,
 		Limiter: func(scope string, perMinute int) agentplane.Limiter {
 			return planeLimiter{limiterOn(scope, perMinute, shared)}
 		},
@@ -121,3 +122,6 @@ func (c *call) endCredentialSessions(tx store.Tx, credentialID string) error {
 	}
 	return nil
 }
+
+// AgentPlane is the server's agent plane: the edge opens its streams to tunnels through it.
+func (s *Server) AgentPlane() *agentplane.Plane { return s.agents }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net"
 	"slices"
 	"strconv"
@@ -86,10 +87,13 @@ func (a *agentConn) bind(m agentproto.Message) (agentproto.Message, error) {
 	if err != nil {
 		return agentproto.Message{}, err
 	}
+	online := Tunnel{ID: tunnel.ID, AccountID: a.accountID, SessionID: a.sessionID, Proto: m.Proto, ForwardsTo: m.ForwardsTo, Labels: maps.Clone(m.Labels)}
 	bound := agentproto.Message{Type: agentproto.TypeBound, ID: m.ID, TunnelID: tunnel.ID}
 	if ep != nil {
 		bound.EndpointID, bound.URL = ep.ID, ep.URL
+		online.Hostport = ep.Hostport
 	}
+	h.tunnels.add(a, online)
 	return bound, nil
 }
 
@@ -104,7 +108,7 @@ func insertTunnel(ctx context.Context, tx store.Tx, accountID string, t *api.Tun
 // unbind closes one of the session's tunnels.
 func (a *agentConn) unbind(m agentproto.Message) error {
 	ctx := a.hub.ctx
-	return a.hub.store.Write(ctx, func(tx store.Tx) error {
+	err := a.hub.store.Write(ctx, func(tx store.Tx) error {
 		o, err := tx.Get(ctx, KindTunnel, m.TunnelID)
 		if err == nil && !slices.Contains(o.Refs, a.sessionID) {
 			err = store.ErrNotFound
@@ -117,6 +121,10 @@ func (a *agentConn) unbind(m agentproto.Message) error {
 		}
 		return deleteTunnel(ctx, tx, m.TunnelID)
 	})
+	if err == nil {
+		a.hub.tunnels.remove(m.TunnelID)
+	}
+	return err
 }
 
 // checkBind validates the shape of a bind and normalises it: one of hostname (http, https,

@@ -95,7 +95,14 @@ func (a *agentConn) command(ctx context.Context, name string) (agentproto.Messag
 		a.mu.Unlock()
 	}()
 	if err := a.send(agentproto.Message{Type: agentproto.TypeCommand, ID: id, Command: name}); err != nil {
-		return agentproto.Message{}, errAgentGone
+		select {
+		case <-a.mux.Done():
+			// A write may fail for the session's end and still have gone out: the agent
+			// answers a stop, then closes, maybe before the write learns it was sent. Its
+			// answer, if it came, is read before the read loop ends (done).
+		default:
+			return agentproto.Message{}, errAgentGone
+		}
 	}
 	return awaitAnswer(ctx, ch, a.done)
 }

@@ -16,14 +16,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/coder/websocket"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
@@ -150,6 +148,8 @@ type Host struct {
 	// Limiter is a per-key token bucket of perMinute, scoped by scope (the API's limiter,
 	// shared through the store by the replicas of a PostgreSQL database).
 	Limiter func(scope string, perMinute int) Limiter
+	// Metrics registers the plane's series (streams); nil registers none.
+	Metrics prometheus.Registerer
 	// ReservedDomainKey and ReservedAddrKey are the unique keys of a reserved domain's name
 	// and a reserved address: a bind's hostname or addr must be one of the account's.
 	ReservedDomainKey, ReservedAddrKey func(string) string
@@ -183,6 +183,9 @@ type Plane struct {
 
 	mu    sync.Mutex
 	conns map[string]*agentConn // by session ID
+
+	tunnels *tunnelIndex // the online tunnels of this replica (streams.go)
+	metrics *planeMetrics
 }
 
 // New takes this replica's lease and starts the plane's loops, until Close.
@@ -195,7 +198,9 @@ func New(ctx context.Context, opts Options, host Host) (*Plane, error) {
 	h := &Plane{
 		host: host, opts: opts, store: host.Store, log: host.Log, limits: newSessionLimits(opts, host.Limiter),
 		replica: ids.New(ids.AgentReplica), ctx: planeCtx, cancel: cancel, conns: map[string]*agentConn{},
+		tunnels: newTunnelIndex(),
 	}
+	h.metrics = newPlaneMetrics(h, host.Metrics)
 	if _, err := h.renewLease(ctx); err != nil {
 		cancel()
 		return nil, err
@@ -268,6 +273,8 @@ func (h *Plane) logStoreError(log *zap.Logger, msg string, err error, fields ...
 type agentConn struct {
 	hub          *Plane
 	ws           *websocket.Conn
+	mux          *agentproto.ServerMux
+	ctl          *agentproto.ControlConn // the control stream, once accepted
 	log          *zap.Logger
 	sessionID    string
 	accountID    string
@@ -277,6 +284,10 @@ type agentConn struct {
 	lastHeard    atomic.Int64 // Unix ns of the last message from the agent
 	done         chan struct{}
 	closeOnce    sync.Once
+	// ending: the socket is being closed; no stream is opened to it any more.
+	ending atomic.Bool
+	// streams is the number of visitor streams open to this agent.
+	streams atomic.Int64
 
 	// rowsGone: the session's rows were deleted by the read loop (endRows), which alone
 	// touches it.
@@ -301,8 +312,12 @@ func (h *Plane) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.host.WriteError(w, r, err)
 		return
 	}
-	if !slices.Contains(websocketProtocols(r), agentproto.Subprotocol) {
-		h.host.WriteError(w, r, apierr.WithDetail(apierr.BadRequest("ERR_215", "The agent must speak the WebSocket subprotocol %s.", agentproto.Subprotocol), "param", "Sec-WebSocket-Protocol"))
+	if msg := agentproto.SubprotocolRefusal(r.Header); msg != "" {
+		// 426 Upgrade Required: the request is fine but for the protocol, which the agent
+		// must be upgraded to speak; the Upgrade header names it (RFC 9110 §15.5.22).
+		w.Header().Set("Upgrade", "websocket")
+		w.Header().Set("Sec-WebSocket-Protocol", agentproto.SubprotocolV2)
+		h.host.WriteError(w, r, apierr.WithDetail(apierr.New(http.StatusUpgradeRequired, "ERR_215", "%s", msg), "param", "Sec-WebSocket-Protocol"))
 		return
 	}
 	h.wg.Add(1)
@@ -316,28 +331,23 @@ func (h *Plane) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.host.WriteError(w, r, err)
 		return
 	}
-	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{agentproto.Subprotocol}})
+	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{agentproto.SubprotocolV2}})
 	if err != nil {
 		return // Accept answered the request
 	}
-	ws.SetReadLimit(1 << 20)
+	// The plane's context bounds the connection: at shutdown its streams and socket end.
+	mux, err := agentproto.NewServerMux(h.ctx, ws, agentproto.MuxOptions{Heartbeat: h.opts.Heartbeat, Log: log})
+	if err != nil {
+		log.Error("agent multiplexer", zap.Error(err))
+		_ = ws.Close(websocket.StatusInternalError, "multiplexer")
+		return
+	}
 	a := &agentConn{
-		hub: h, ws: ws, credentialID: cred.ID, accountID: cred.AccountID,
+		hub: h, ws: ws, mux: mux, credentialID: cred.ID, accountID: cred.AccountID,
 		log:  log.With(zap.String("account_id", cred.AccountID), zap.String("credential_id", cred.ID)),
 		done: make(chan struct{}), pending: map[string]pendingCommand{},
 	}
 	a.run(h.host.ClientIP(r))
-}
-
-// websocketProtocols lists the subprotocols a handshake offers.
-func websocketProtocols(r *http.Request) []string {
-	var out []string
-	for _, v := range r.Header.Values("Sec-WebSocket-Protocol") {
-		for _, p := range strings.Split(v, ",") {
-			out = append(out, strings.TrimSpace(p))
-		}
-	}
-	return out
 }
 
 // credential resolves the Authorization header of an agent to its tunnel credential, and
@@ -359,8 +369,15 @@ func (h *Plane) credential(r *http.Request) (*store.Object, error) {
 func (a *agentConn) run(ip string) {
 	h := a.hub
 	defer a.ws.CloseNow()
+	defer a.mux.Close()
 	a.lastHeard.Store(time.Now().UnixNano())
 	helloCtx, cancel := context.WithTimeout(h.ctx, 3*h.opts.Heartbeat)
+	defer cancel()
+	ctl, err := a.mux.AcceptControl(helloCtx)
+	if err != nil {
+		return
+	}
+	a.ctl = ctl
 	hello, err := a.read(helloCtx)
 	cancel()
 	if err != nil {
@@ -418,6 +435,8 @@ func heartbeatMillis(d time.Duration) int {
 func (a *agentConn) finish() {
 	a.closeOnce.Do(func() { close(a.done) })
 	h := a.hub
+	a.ending.Store(true)
+	h.tunnels.removeSession(a)
 	h.mu.Lock()
 	delete(h.conns, a.sessionID)
 	h.mu.Unlock()
@@ -447,42 +466,30 @@ func (a *agentConn) endRows() {
 		return // finish tries again
 	}
 	a.rowsGone = true
+	h.tunnels.removeSession(a)
 	h.host.Written(delivering)
 }
 
-// read reads one message; any message proves the agent alive.
+// read reads one message of the control stream; any message proves the agent alive.
 func (a *agentConn) read(ctx context.Context) (agentproto.Message, error) {
-	var m agentproto.Message
-	typ, data, err := a.ws.Read(ctx)
+	m, err := a.ctl.Read(ctx)
+	if errors.Is(err, agentproto.ErrMalformed) {
+		// Not read with U+FFFD in place of bad bytes, nor guessed at: refused (ERR_213).
+		a.fail("", "ERR_213", "A control message must be one JSON object of valid UTF-8, at most 1 MiB.")
+		return m, fmt.Errorf("agent sent a malformed message: %w", err)
+	}
 	if err != nil {
 		return m, err
 	}
 	a.lastHeard.Store(time.Now().UnixNano())
-	if typ == websocket.MessageText && !utf8.Valid(data) {
-		// RFC 6455 §8.1: a text frame that is not UTF-8 fails the connection with 1007;
-		// encoding/json would otherwise read it with U+FFFD in place of the bad bytes. The
-		// reader closes at once: the handshake is over before the session ends (CloseNow).
-		const msg = "A text frame must be valid UTF-8."
-		_ = a.send(agentproto.Message{Type: agentproto.TypeError, ErrorCode: "ERR_213", Error: msg})
-		_ = a.ws.Close(websocket.StatusInvalidFramePayloadData, msg)
-		return m, errors.New("agent sent a text frame that is not valid UTF-8")
-	}
-	if typ != websocket.MessageText || json.Unmarshal(data, &m) != nil {
-		a.fail("", "ERR_213", "A message must be one JSON object in a text frame.")
-		return m, errors.New("agent sent a malformed message")
-	}
 	return m, nil
 }
 
 // send writes one message, bounded by a heartbeat interval.
 func (a *agentConn) send(m agentproto.Message) error {
-	data, err := json.Marshal(m)
-	if err != nil {
-		return err
-	}
 	ctx, cancel := context.WithTimeout(a.hub.ctx, a.hub.opts.Heartbeat)
 	defer cancel()
-	return a.ws.Write(ctx, websocket.MessageText, data)
+	return a.ctl.Write(ctx, m)
 }
 
 // fail sends an Error that ends the connection, then closes it.
@@ -492,8 +499,13 @@ func (a *agentConn) fail(id, code, msg string) {
 }
 
 // close closes the socket with a status; the read loop then ends and cleans up.
+// The socket's close ends the multiplexer and with it every stream of the session at once.
 func (a *agentConn) close(code websocket.StatusCode, reason string) {
-	go func() { _ = a.ws.Close(code, rules.Clip(reason)) }()
+	a.ending.Store(true)
+	go func() {
+		_ = a.ws.Close(code, rules.Clip(reason))
+		_ = a.mux.Close()
+	}()
 }
 
 // handle answers one message of a running session.
