@@ -35,7 +35,7 @@ func newAgentPlane(ctx context.Context, s *Server, shared store.RateBuckets) (*a
 		Store:        s.opts.Store,
 		Log:          s.log,
 		Now:          s.opts.Now,
-		Credential:   agentCredential,
+		Credential:   s.agentCredential,
 		ClientIP:     func(r *http.Request) string { return clientIP(r, s.opts.TrustedProxies).String() },
 		RequestLog:   func(r *http.Request) *zap.Logger { return callOf(r).log },
 		WriteError:   func(_ http.ResponseWriter, r *http.Request, err error) { callOf(r).writeError(err) },
@@ -64,8 +64,9 @@ func (p planeLimiter) Allow(ctx context.Context, key string, now time.Time) (boo
 }
 
 // agentCredential resolves the Authorization header of an agent to its tunnel credential,
-// in tx, with the 403 codes of the API (details.md §5.3).
-func agentCredential(ctx context.Context, tx store.Tx, r *http.Request) (*store.Object, error) {
+// in tx, with the 403 codes of the API (details.md §5.3), and applies the account's IP
+// restriction of type agent.
+func (s *Server) agentCredential(ctx context.Context, tx store.Tx, r *http.Request) (*store.Object, error) {
 	header, err := authorizationHeader(r)
 	if err != nil {
 		return nil, err
@@ -97,7 +98,42 @@ func agentCredential(ctx context.Context, tx store.Tx, r *http.Request) (*store.
 	if !ids.TokenMatches(token, secret.TokenHash) {
 		return nil, apierr.Forbidden("ERR_203", "The tunnel credential token is not valid: it is unknown or was revoked.")
 	}
-	return o, nil
+	return o, checkAgentRestriction(ctx, tx, r, o.AccountID)
+}
+
+// restrictionTypeAgent is the IP restriction type that applies to agents connecting.
+const restrictionTypeAgent = "agent"
+
+// checkAgentRestriction applies the account's IP restriction of type agent to an agent
+// connecting, as the api one applies to API calls (api_ip_restriction.go): an enforced one
+// refuses an address its policies do not allow with 403 ERR_220, before the upgrade; one not
+// enforced only logs it.
+func checkAgentRestriction(ctx context.Context, tx store.Tx, r *http.Request, accountID string) error {
+	obj, err := tx.Lookup(ctx, "ip_restriction.type:"+accountID+":"+restrictionTypeAgent)
+	if isNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	x, err := decodeRestriction(obj)
+	if err != nil {
+		return err
+	}
+	rules, err := policyRules(ctx, tx, refIDs(x.IPPolicies))
+	if err != nil {
+		return err
+	}
+	c := callOf(r)
+	if ipAllowed(rules, c.clientIP()) {
+		return nil
+	}
+	if x.Enforced {
+		return apierr.Forbidden("ERR_220", "The IP address %s is not allowed by the account's agent IP restriction %s.", c.clientIPText(), x.ID)
+	}
+	c.log.Warn("the agent IP restriction is not enforced; it would block this agent",
+		zap.String("account_id", accountID), zap.String("ip_restriction_id", x.ID), zap.String("client_ip", c.clientIPText()))
+	return nil
 }
 
 // endCredentialSessions deletes the sessions started with a credential that is being

@@ -651,3 +651,26 @@ func TestAgentCommandsAcrossReplicas(t *testing.T) {
 	b.waitClosed()
 	c.fails(404, "", "GET", "/tunnel_sessions/"+b.session, nil)
 }
+
+// TestAgentIPRestriction: the account's IP restriction of type agent refuses, before the
+// upgrade, an agent connecting from an address its policies do not allow (403 ERR_220);
+// not enforced, it lets the agent in.
+func TestAgentIPRestriction(t *testing.T) {
+	c := newTC(t)
+	_, token := c.credential()
+	policy := str(c.ok(201, "POST", "/ip_policies", map[string]any{})["id"])
+	c.rule(policy, "198.51.100.0/24", "allow")
+	x := str(c.ok(201, "POST", "/ip_restrictions", map[string]any{"type": "agent", "enforced": true, "ip_policy_ids": []string{policy}})["id"])
+
+	c.from("203.0.113.9:1")
+	refused := dialAgent(t, c.srv.URL, token)
+	equal(t, "refused", []any{refused.status, refused.errorCode, refused.msg},
+		[]any{403, "ERR_220", "The IP address 203.0.113.9 is not allowed by the account's agent IP restriction " + x + "."})
+	c.from("198.51.100.7:1")
+	equal(t, "an allowed address", connect(t, c.srv.URL, token).welcome.Type, agentproto.TypeWelcome)
+
+	c.ok(200, "PATCH", "/ip_restrictions/"+x, map[string]any{"enforced": false})
+	c.from("203.0.113.9:1")
+	equal(t, "not enforced", connect(t, c.srv.URL, token).welcome.Type, agentproto.TypeWelcome)
+	c.from("")
+}
