@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
@@ -82,13 +83,13 @@ func (s *Server) tokenKnown(ctx context.Context, token string) (bool, error) {
 	body, _, _ := ids.SplitToken(token)
 	known := false
 	err := s.opts.Store.Read(ctx, func(tx store.Tx) error {
-		key, err := tx.Get(ctx, kindAPIKey, ids.APIKey+body)
+		key, err := tx.Get(ctx, kinds.APIKey, ids.APIKey+body)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil
 		} else if err != nil {
 			return err
 		}
-		var secret tokenSecret
+		var secret kinds.TokenSecret
 		if err := json.Unmarshal(key.Secret, &secret); err != nil {
 			return err
 		}
@@ -114,7 +115,7 @@ func (s *Server) adminCreateAccount(c *call) error {
 		in.AdminEmail = "admin@" + strings.ToLower(strings.ReplaceAll(in.Name, " ", "-")) + ".invalid"
 	}
 	var grant api.AdminGrant
-	err := s.opts.Store.Write(c.r.Context(), func(tx store.Tx) (err error) {
+	err := c.write(func(tx store.Tx) (err error) {
 		if grant.Account, err = s.insertAccount(c.r.Context(), tx, in.Name, ""); err != nil {
 			return err
 		}
@@ -143,8 +144,8 @@ func (s *Server) adminCreateUser(c *call) error {
 		return apierr.BadRequest("ERR_215", "The email %s is not valid.", rules.Quote(in.Email))
 	}
 	var grant api.AdminGrant
-	err := s.opts.Store.Write(c.r.Context(), func(tx store.Tx) error {
-		obj, err := tx.Get(c.r.Context(), kindAccount, c.r.PathValue("account_id"))
+	err := c.write(func(tx store.Tx) error {
+		obj, err := tx.Get(c.r.Context(), kinds.Account, c.r.PathValue("account_id"))
 		if errors.Is(err, store.ErrNotFound) {
 			return apierr.NotFound()
 		} else if err != nil {
@@ -168,7 +169,7 @@ func (s *Server) adminCreateUser(c *call) error {
 
 func (s *Server) insertAccount(ctx context.Context, tx store.Tx, name, uniqueKey string) (api.Account, error) {
 	account := api.Account{ID: ids.New(ids.Account), Name: name, CreatedAt: api.FormatTime(s.opts.Now())}
-	obj := &store.Object{Kind: kindAccount, ID: account.ID, AccountID: account.ID}
+	obj := &store.Object{Kind: kinds.Account, ID: account.ID, AccountID: account.ID}
 	if uniqueKey != "" {
 		obj.UniqueKeys = []string{uniqueKey}
 	}
@@ -180,7 +181,7 @@ func (s *Server) insertAccount(ctx context.Context, tx store.Tx, name, uniqueKey
 func (s *Server) insertGrant(ctx context.Context, tx store.Tx, accountID, email, role, token string) (api.User, api.APIKey, error) {
 	now := api.FormatTime(s.opts.Now())
 	user := api.User{ID: ids.New(ids.User), AccountID: accountID, Email: email, Role: role, CreatedAt: now}
-	userObj := &store.Object{Kind: kindUser, ID: user.ID, AccountID: accountID, UniqueKeys: []string{userEmailKey(accountID, email)}}
+	userObj := &store.Object{Kind: kinds.User, ID: user.ID, AccountID: accountID, UniqueKeys: []string{kinds.UserEmailKey(accountID, email)}}
 	if err := insertDoc(ctx, tx, userObj, user); err != nil {
 		return user, api.APIKey{}, err
 	}
@@ -192,8 +193,8 @@ func (s *Server) insertGrant(ctx context.Context, tx store.Tx, accountID, email,
 		token = ids.NewToken(keyID)
 	}
 	key := api.APIKey{Meta: api.Meta{ID: keyID, CreatedAt: now}, Description: "key of " + email, OwnerID: user.ID}
-	secret, _ := json.Marshal(tokenSecret{TokenHash: ids.HashToken(token)})
-	keyObj := &store.Object{Kind: kindAPIKey, ID: keyID, AccountID: accountID, Secret: secret, Refs: []string{user.ID}}
+	secret, _ := json.Marshal(kinds.TokenSecret{TokenHash: ids.HashToken(token)})
+	keyObj := &store.Object{Kind: kinds.APIKey, ID: keyID, AccountID: accountID, Secret: secret, Refs: []string{user.ID}}
 	if err := insertDoc(ctx, tx, keyObj, key); err != nil {
 		return user, key, err
 	}

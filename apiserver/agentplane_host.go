@@ -12,7 +12,9 @@ import (
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/agentplane"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
+	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 )
 
@@ -21,37 +23,32 @@ import (
 // the store's outage, rate limiters and the API's error answers. The route table mounts its
 // handler at GET /agent/connect behind the API's middleware (operation ID, access log).
 
-// Store kinds of the agent plane, as the API's views and references name them.
+// Store kinds of the agent plane, as the API's views name them.
 const (
-	kindTunnelSession = agentplane.KindTunnelSession
-	kindTunnel        = agentplane.KindTunnel
-	kindEndpoint      = agentplane.KindEndpoint
-	kindAgentReplica  = agentplane.KindAgentReplica
+	kindTunnelSession = kinds.TunnelSession
+	kindTunnel        = kinds.Tunnel
+	kindEndpoint      = kinds.Endpoint
+	kindAgentReplica  = kinds.AgentReplica
 )
 
 // newAgentPlane starts the agent plane of s.
 func newAgentPlane(ctx context.Context, s *Server, shared store.RateBuckets) (*agentplane.Plane, error) {
 	return agentplane.New(ctx, s.opts.Agents, agentplane.Host{
-		Store:        s.opts.Store,
-		Log:          s.log,
-		Now:          s.opts.Now,
-		Credential:   s.agentCredential,
-		ClientIP:     func(r *http.Request) string { return clientIP(r, s.opts.TrustedProxies).String() },
-		RequestLog:   func(r *http.Request) *zap.Logger { return callOf(r).log },
-		WriteError:   func(_ http.ResponseWriter, r *http.Request, err error) { callOf(r).writeError(err) },
-		SessionEvent: s.addSessionEvent,
-		Written: func(delivering bool) {
-			if delivering && s.deliverer != nil {
-				s.deliverer.notify()
-			}
+		Store:      s.opts.Store,
+		Log:        s.log,
+		Now:        s.opts.Now,
+		Credential: s.agentCredential,
+		ClientIP:   func(r *http.Request) string { return clientIP(r, s.opts.TrustedProxies).String() },
+		RequestLog: func(r *http.Request) *zap.Logger { return callOf(r).log },
+		WriteError: func(_ http.ResponseWriter, r *http.Request, err error) { callOf(r).writeError(err) },
+		SessionEvent: func(ctx context.Context, tx store.Tx, accountID, eventType string, sess api.TunnelSession) error {
+			return s.events.AddIfSubscribed(ctx, tx, accountID, eventType, s.renderSession(sess))
 		},
 		StoreDown: func(err error) bool { return s.outage.report(err, false) },
 		Metrics:   s.metrics.registry,
 		Limiter: func(scope string, perMinute int) agentplane.Limiter {
 			return planeLimiter{limiterOn(scope, perMinute, shared)}
 		},
-		ReservedDomainKey: func(name string) string { return "reserved_domain:" + name },
-		ReservedAddrKey:   addrKey,
 	})
 }
 
@@ -84,14 +81,14 @@ func (s *Server) agentCredential(ctx context.Context, tx store.Tx, r *http.Reque
 		// Never echoed: a mistyped token is still a secret.
 		return nil, apierr.Forbidden("ERR_202", "The credential does not look like a tunnel credential token (FIRSTPART_SECONDPART).")
 	}
-	o, err := tx.Get(ctx, kindCredential, ids.Credential+body)
+	o, err := tx.Get(ctx, kinds.Credential, ids.Credential+body)
 	if isNotFound(err) {
 		return nil, apierr.Forbidden("ERR_203", "The tunnel credential token is not valid: it is unknown or was revoked.")
 	}
 	if err != nil {
 		return nil, err
 	}
-	var secret tokenSecret
+	var secret kinds.TokenSecret
 	if err := json.Unmarshal(o.Secret, &secret); err != nil {
 		return nil, err
 	}
@@ -109,7 +106,7 @@ const restrictionTypeAgent = "agent"
 // refuses an address its policies do not allow with 403 ERR_220, before the upgrade; one not
 // enforced only logs it.
 func checkAgentRestriction(ctx context.Context, tx store.Tx, r *http.Request, accountID string) error {
-	obj, err := tx.Lookup(ctx, "ip_restriction.type:"+accountID+":"+restrictionTypeAgent)
+	obj, err := tx.Lookup(ctx, kinds.IPRestrictionKey(accountID, restrictionTypeAgent))
 	if isNotFound(err) {
 		return nil
 	}
@@ -147,11 +144,9 @@ func (c *call) endCredentialSessions(tx store.Tx, credentialID string) error {
 		if o.Kind != kindTunnelSession {
 			continue
 		}
-		delivering, err := c.s.agents.EndSession(c.r.Context(), tx, o.ID)
-		if err != nil {
+		if err := c.s.agents.EndSession(c.r.Context(), tx, o.ID); err != nil {
 			return err
 		}
-		c.delivering = c.delivering || delivering
 		if !slices.Contains(c.endedSessions, o.ID) {
 			c.endedSessions = append(c.endedSessions, o.ID)
 		}

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 )
@@ -30,15 +31,9 @@ import (
 
 const restrictionTypeAPI = "api"
 
-// apiRestrictionKey is the unique key the api restriction of an account holds (see
-// ipRestrictions.unique).
-func apiRestrictionKey(accountID string) string {
-	return apiRestrictionAccountKey.Prefix + accountID + apiRestrictionAccountKey.Suffix
-}
-
-// apiRestrictionAccountKey is apiRestrictionKey for store.Tx.GetWith, which finds it beside
-// the API key in authentication's one query.
-var apiRestrictionAccountKey = store.AccountKey{Prefix: "ip_restriction.type:", Suffix: ":" + restrictionTypeAPI}
+// apiRestrictionAccountKey finds an account's api restriction beside the API key in
+// authentication's one query (store.Tx.GetWith).
+var apiRestrictionAccountKey = kinds.IPRestrictionAccountKey(restrictionTypeAPI)
 
 // ipRule is an IP policy rule as the check needs it.
 type ipRule struct {
@@ -73,7 +68,7 @@ func policyRules(ctx context.Context, tx store.Tx, policyIDs []string) ([]ipRule
 			return nil, err
 		}
 		for _, o := range referrers {
-			if o.Kind != kindIPPolicyRule {
+			if o.Kind != kinds.IPPolicyRule {
 				continue
 			}
 			var rule api.IPPolicyRule
@@ -108,7 +103,7 @@ func refIDs(refs []api.Ref) []string {
 
 // apiRestriction returns the account's api restriction, or nil when it has none.
 func apiRestriction(ctx context.Context, tx store.Tx, accountID string) (*api.IPRestriction, error) {
-	obj, err := tx.Lookup(ctx, apiRestrictionKey(accountID))
+	obj, err := tx.Lookup(ctx, kinds.IPRestrictionKey(accountID, restrictionTypeAPI))
 	if isNotFound(err) {
 		return nil, nil
 	}

@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"github.com/warrenhq/terraform-provider-warren/apiserver/filter"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
@@ -9,7 +10,7 @@ import (
 
 // apiKeys is /api_keys (details.md §6.1). The token is minted by the generic create.
 var apiKeys = &family[api.APIKey, *api.APIKey, api.APIKeyCreate, api.APIKeyUpdate]{
-	kind:   kindAPIKey,
+	kind:   kinds.APIKey,
 	def:    api.APIKeys,
 	filter: withFields(textFields, filter.Fields{"owner_id": filter.String}),
 	token:  true,

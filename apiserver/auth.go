@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
@@ -23,11 +24,6 @@ type principal struct {
 }
 
 func (p principal) admin() bool { return p.role == api.RoleAdmin }
-
-// tokenSecret is what the store keeps of a token: its hash, never the token.
-type tokenSecret struct {
-	TokenHash string `json:"token_hash"`
-}
 
 // authenticate resolves the Authorization header to a principal, with the 403 codes of
 // details.md §5.2–5.3. A key is looked up by the ID its token names, then its hash compared,
@@ -56,11 +52,11 @@ func (c *call) authenticate() error {
 	}
 	var who principal
 	var verdict restrictionVerdict
-	err = c.s.opts.Store.Read(c.r.Context(), func(tx store.Tx) error {
+	err = c.read(func(tx store.Tx) error {
 		// The key, its owner (its ref) and the account's api restriction, in one query.
-		key, with, err := tx.GetWith(c.r.Context(), kindAPIKey, ids.APIKey+body, apiRestrictionAccountKey)
+		key, with, err := tx.GetWith(c.r.Context(), kinds.APIKey, ids.APIKey+body, apiRestrictionAccountKey)
 		if errors.Is(err, store.ErrNotFound) {
-			if _, err := tx.Get(c.r.Context(), kindCredential, ids.Credential+body); err == nil {
+			if _, err := tx.Get(c.r.Context(), kinds.Credential, ids.Credential+body); err == nil {
 				return apierr.Forbidden("ERR_206", "The credential is a tunnel authtoken, not an API key. Create an API key for this API.")
 			}
 			return apierr.Forbidden("ERR_203", "The API key token is not valid: it is unknown or was revoked.")
@@ -68,7 +64,7 @@ func (c *call) authenticate() error {
 		if err != nil {
 			return err
 		}
-		var secret tokenSecret
+		var secret kinds.TokenSecret
 		if err := json.Unmarshal(key.Secret, &secret); err != nil {
 			return err
 		}
@@ -88,7 +84,7 @@ func (c *call) authenticate() error {
 			switch {
 			case o.ID == k.OwnerID:
 				owner = o
-			case o.Kind == kindIPRestriction: // the holder of the account's api restriction key
+			case o.Kind == kinds.IPRestriction: // the holder of the account's api restriction key
 				restriction = o
 			}
 		}
@@ -124,9 +120,9 @@ func authorizationHeader(r *http.Request) (string, error) {
 
 // loadPrincipal resolves an owner ID (a user or a service user of the account) to a principal.
 func loadPrincipal(c *call, tx store.Tx, accountID, ownerID string) (principal, error) {
-	kind := kindServiceUser
+	kind := kinds.ServiceUser
 	if strings.HasPrefix(ownerID, ids.User) {
-		kind = kindUser
+		kind = kinds.User
 	}
 	obj, err := tx.Get(c.r.Context(), kind, ownerID)
 	if err != nil {
@@ -138,7 +134,7 @@ func loadPrincipal(c *call, tx store.Tx, accountID, ownerID string) (principal, 
 // principalOf is the principal of a stored user or service user; an inactive service user
 // acts as no one (ERR_203).
 func principalOf(accountID string, obj *store.Object) (principal, error) {
-	if obj.Kind == kindUser {
+	if obj.Kind == kinds.User {
 		var u struct {
 			ID    string `json:"id"`
 			Email string `json:"email"`
@@ -149,7 +145,7 @@ func principalOf(accountID string, obj *store.Object) (principal, error) {
 		}
 		return principal{accountID: accountID, id: u.ID, role: u.Role, subject: u.Email}, nil
 	}
-	if obj.Kind != kindServiceUser {
+	if obj.Kind != kinds.ServiceUser {
 		return principal{}, fmt.Errorf("the API key owner %s is a %s", obj.ID, obj.Kind)
 	}
 	var su struct {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
@@ -151,7 +152,7 @@ func applyStatic(in *api.StaticBackendCreate, b *api.StaticBackend) error {
 	return nil
 }
 
-var tunnelGroupBackends = backendFamily(kindTunnelGroupBackend, api.TunnelGroupBackends, &family[api.TunnelGroupBackend, *api.TunnelGroupBackend, api.TunnelGroupBackendCreate, api.TunnelGroupBackendCreate]{
+var tunnelGroupBackends = backendFamily(kinds.TunnelGroupBackend, api.TunnelGroupBackends, &family[api.TunnelGroupBackend, *api.TunnelGroupBackend, api.TunnelGroupBackendCreate, api.TunnelGroupBackendCreate]{
 	create: func(c *call, tx store.Tx, in *api.TunnelGroupBackendCreate, b *api.TunnelGroupBackend) (any, error) {
 		b.Labels = map[string]string{}
 		return nil, applyTunnelGroup(in, b)
@@ -171,8 +172,6 @@ var tunnelGroupBackends = backendFamily(kindTunnelGroupBackend, api.TunnelGroupB
 		}
 	},
 })
-
-const kindTunnelGroupBackend = "backend_tunnel_group"
 
 func applyTunnelGroup(in *api.TunnelGroupBackendCreate, b *api.TunnelGroupBackend) error {
 	if err := setText(rules.BackendText, in.Description, in.Metadata, &b.Description, &b.Metadata); err != nil {

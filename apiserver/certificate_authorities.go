@@ -2,18 +2,17 @@ package apiserver
 
 import (
 	"github.com/warrenhq/terraform-provider-warren/apiserver/filter"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
 
-const kindCertificateAuthority = "certificate_authority"
-
 // certificateAuthorities is /certificate_authorities (details.md §6.7): one uploaded CA
 // certificate, referenced by mutual_tls modules. ca_pem is immutable: PATCH takes
 // description and metadata.
 var certificateAuthorities = &family[api.CertificateAuthority, *api.CertificateAuthority, api.CertificateAuthorityCreate, api.CertificateAuthorityUpdate]{
-	kind: kindCertificateAuthority,
+	kind: kinds.CertificateAuthority,
 	def:  api.CertificateAuthorities,
 	filter: withFields(textFields, filter.Fields{
 		"subject_common_name": filter.String,

@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"github.com/warrenhq/terraform-provider-warren/apiserver/filter"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
@@ -9,7 +10,7 @@ import (
 
 // credentials is /credentials, the tunnel authtokens (details.md §6.2).
 var credentials = &family[api.Credential, *api.Credential, api.CredentialCreate, api.CredentialUpdate]{
-	kind:            kindCredential,
+	kind:            kinds.Credential,
 	def:             api.Credentials,
 	filter:          withFields(textFields, filter.Fields{"owner_id": filter.String, "acl": filter.StringList}),
 	token:           true,

@@ -190,3 +190,28 @@ func TestDeliveryToCloudLogs(t *testing.T) {
 		t.Fatal("no token was asked of the identity authority")
 	}
 }
+
+// TestDeliveryWokenOnceCommitted: with no polling to fall back on, the worker is woken by
+// the commit of every transaction that writes a delivery: a create, a keyed create (the
+// Idempotency-Key's record is written in the same transaction), an agent session's start,
+// and the end of its session when its credential is deleted.
+func TestDeliveryWokenOnceCommitted(t *testing.T) {
+	fake := deliverytest.NewAWS(t)
+	fake.AddKey(testKeyID, awsSecret)
+	c := newTC(t, withAWS(fake), func(o *apiserver.Options) { o.Events.PollInterval = time.Hour })
+	c.subscribe(map[string]any{"data_stream": map[string]any{"auth": map[string]any{"creds": map[string]any{"access_key_id": testKeyID, "secret_access_key": awsSecret}}, "stream_arn": streamARN}},
+		"ip_policy_created.v0", "agent_session_start.v0", "agent_session_stop.v0")
+	delivered := func(n int) string { return str(decode(t, fake.Kinesis.WaitFor(t, n)[n-1])["event_type"]) }
+
+	c.ok(201, "POST", "/ip_policies", map[string]any{})
+	equal(t, "a create", delivered(1), "ip_policy_created.v0")
+	if r := c.req("POST", "/ip_policies", map[string]any{}, "Idempotency-Key", "woken"); r.status != 201 {
+		t.Fatalf("keyed create: %d %s", r.status, r.raw)
+	}
+	equal(t, "a keyed create", delivered(2), "ip_policy_created.v0")
+	id, token := c.credential()
+	connect(t, c.srv.URL, token)
+	equal(t, "a session's start", delivered(3), "agent_session_start.v0")
+	c.ok(204, "DELETE", "/credentials/"+id, nil)
+	equal(t, "its end with its credential", delivered(4), "agent_session_stop.v0")
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
@@ -17,15 +18,9 @@ import (
 // deleted while it uses them (ERR_446 / ERR_215), and claims each hostport as a unique key:
 // a hostport belongs to one edge (ERR_7122).
 
-const (
-	kindHTTPSEdge = "https_edge"
-	kindTCPEdge   = "tcp_edge"
-	kindTLSEdge   = "tls_edge"
-)
-
 var edgeText = rules.TextCodes{Description: "ERR_7073", Metadata: "ERR_7074"}
 
-var httpsEdges = edgeFamily(kindHTTPSEdge, api.HTTPSEdges, "https",
+var httpsEdges = edgeFamily(kinds.HTTPSEdge, api.HTTPSEdges, "https",
 	func(in *api.HTTPSEdgeCreate, e *api.HTTPSEdge) edgeMembers {
 		return edgeMembers{in.Description, in.Metadata, in.Hostports, &e.Description, &e.Metadata, &e.Hostports}
 	},
@@ -36,7 +31,7 @@ var httpsEdges = edgeFamily(kindHTTPSEdge, api.HTTPSEdges, "https",
 		},
 		// An HTTPS edge shows its routes in creation order; they are stored on their own.
 		expand: func(c *call, tx store.Tx, e *api.HTTPSEdge) error {
-			objs, err := tx.List(c.r.Context(), store.ListQuery{Kind: kindHTTPSEdgeRoute, AccountID: c.who.accountID, ParentID: e.ID})
+			objs, err := tx.List(c.r.Context(), store.ListQuery{Kind: kinds.HTTPSEdgeRoute, AccountID: c.who.accountID, ParentID: e.ID})
 			if err != nil {
 				return err
 			}
@@ -53,7 +48,7 @@ var httpsEdges = edgeFamily(kindHTTPSEdge, api.HTTPSEdges, "https",
 		},
 	})
 
-var tcpEdges = edgeFamily(kindTCPEdge, api.TCPEdges, "tcp",
+var tcpEdges = edgeFamily(kinds.TCPEdge, api.TCPEdges, "tcp",
 	func(in *api.TCPEdgeCreate, e *api.TCPEdge) edgeMembers {
 		return edgeMembers{in.Description, in.Metadata, in.Hostports, &e.Description, &e.Metadata, &e.Hostports}
 	},
@@ -65,7 +60,7 @@ var tcpEdges = edgeFamily(kindTCPEdge, api.TCPEdges, "tcp",
 		},
 	})
 
-var tlsEdges = edgeFamily(kindTLSEdge, api.TLSEdges, "tls",
+var tlsEdges = edgeFamily(kinds.TLSEdge, api.TLSEdges, "tls",
 	func(in *api.TLSEdgeCreate, e *api.TLSEdge) edgeMembers {
 		return edgeMembers{in.Description, in.Metadata, in.Hostports, &e.Description, &e.Metadata, &e.Hostports}
 	},
@@ -151,7 +146,7 @@ func checkHostports(c *call, tx store.Tx, edge string, hostports []string, refs 
 	for _, hp := range hostports {
 		host, port, _ := strings.Cut(hp, ":")
 		if edge == "tcp" {
-			addr, err := reservationOf(c, tx, addrKey(hp))
+			addr, err := reservationOf(c, tx, kinds.ReservedAddrKey(hp))
 			if err != nil {
 				return err
 			}
@@ -169,7 +164,7 @@ func checkHostports(c *call, tx store.Tx, edge string, hostports []string, refs 
 			}
 			return hostportError("ERR_7113", hp, "The address %s is not reserved: reserve it first (POST /reserved_addrs).")
 		}
-		if addr, err := reservationOf(c, tx, addrKey(hp)); err != nil {
+		if addr, err := reservationOf(c, tx, kinds.ReservedAddrKey(hp)); err != nil {
 			return err
 		} else if addr != nil && addr.AccountID == c.who.accountID {
 			code := map[string]string{"https": "ERR_7121", "tls": "ERR_7133"}[edge]
@@ -195,12 +190,12 @@ func checkHostports(c *call, tx store.Tx, edge string, hostports []string, refs 
 // domainOf finds the reservation of host: the name itself, else the wildcard of its parent
 // (a.example.com under *.example.com); nil when neither is reserved.
 func domainOf(c *call, tx store.Tx, host string) (*store.Object, error) {
-	d, err := reservationOf(c, tx, "reserved_domain:"+host)
+	d, err := reservationOf(c, tx, kinds.ReservedDomainKey(host))
 	if d != nil || err != nil || strings.HasPrefix(host, "*.") {
 		return d, err
 	}
 	if _, parent, ok := strings.Cut(host, "."); ok && strings.Contains(parent, ".") {
-		return reservationOf(c, tx, "reserved_domain:*."+parent)
+		return reservationOf(c, tx, kinds.ReservedDomainKey("*."+parent))
 	}
 	return nil, nil
 }
@@ -221,13 +216,13 @@ func hostportError(code, hostport, format string) error {
 func hostportKeys(hostports []string) []string {
 	keys := make([]string, len(hostports))
 	for i, hp := range hostports {
-		keys[i] = "edge.hostport:" + hp
+		keys[i] = kinds.EdgeHostportKey(hp)
 	}
 	return keys
 }
 
 // hostportTaken is ERR_7122: a hostport belongs to one edge.
 func hostportTaken(c *call, tx store.Tx, dup *store.DuplicateError) error {
-	hp := strings.TrimPrefix(dup.Key, "edge.hostport:")
+	hp := kinds.EdgeHostportOf(dup.Key)
 	return apierr.WithDetail(apierr.BadRequest("ERR_7122", "The hostport %s is already used by another edge.", rules.Quote(hp)), "param", "hostports")
 }

@@ -8,55 +8,12 @@ import (
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/filter"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
-
-const (
-	kindEventDestination  = "event_destination"
-	kindEventSubscription = "event_subscription"
-)
-
-// destinationSecret is what a destination keeps in the store's secret column: the target's
-// secrets, which every response redacts to "" (details.md §9.3).
-type destinationSecret struct {
-	SecretAccessKey string `json:"secret_access_key,omitempty"`
-	APIKey          string `json:"api_key,omitempty"`
-	ClientSecret    string `json:"client_secret,omitempty"`
-}
-
-// fields points at the secret members of t (nil for the kinds t does not have).
-func (s *destinationSecret) fields(t *api.EventTarget) []struct{ stored, wire *string } {
-	var out []struct{ stored, wire *string }
-	add := func(stored, wire *string) { out = append(out, struct{ stored, wire *string }{stored, wire}) }
-	for _, auth := range []*api.AWSAuth{awsAuth(t)} {
-		if auth != nil && auth.Creds != nil {
-			add(&s.SecretAccessKey, &auth.Creds.SecretAccessKey)
-		}
-	}
-	if t.Observability != nil {
-		add(&s.APIKey, &t.Observability.APIKey)
-	}
-	if t.CloudLogsIngestion != nil {
-		add(&s.ClientSecret, &t.CloudLogsIngestion.ClientSecret)
-	}
-	return out
-}
-
-// awsAuth is the auth of an AWS target, nil for the other kinds.
-func awsAuth(t *api.EventTarget) *api.AWSAuth {
-	switch {
-	case t.DeliveryStream != nil:
-		return t.DeliveryStream.Auth
-	case t.DataStream != nil:
-		return t.DataStream.Auth
-	case t.LogGroup != nil:
-		return t.LogGroup.Auth
-	}
-	return nil
-}
 
 // copyTarget makes dst a deep copy of the request's target: check moves the secrets out of
 // the destination's target in place, and the request must stay as it was given (a retried
@@ -75,7 +32,7 @@ func copyTarget(dst, src *api.EventTarget) error {
 // empty keeps the stored one, since responses never show it. A destination a subscription
 // names cannot be deleted (ERR_5112).
 var eventDestinations = &family[api.EventDestination, *api.EventDestination, api.EventDestinationCreate, api.EventDestinationUpdate]{
-	kind:   kindEventDestination,
+	kind:   kinds.EventDestination,
 	def:    api.EventDestinations,
 	filter: withFields(textFields, filter.Fields{"format": filter.String}),
 	create: func(c *call, tx store.Tx, in *api.EventDestinationCreate, d *api.EventDestination) (any, error) {
@@ -107,11 +64,11 @@ var eventDestinations = &family[api.EventDestination, *api.EventDestination, api
 		if was, now := rules.EventTargetKind(&d.Target), rules.EventTargetKind(in.Target); len(now) == 1 && !slices.Equal(was, now) {
 			return apierr.WithDetail(apierr.BadRequest("ERR_5108", "The target kind cannot change (%s to %s); create another destination.", strings.Join(was, ""), now[0]), "param", "target")
 		}
-		stored, err := tx.Get(c.r.Context(), kindEventDestination, d.ID)
+		stored, err := tx.Get(c.r.Context(), kinds.EventDestination, d.ID)
 		if err != nil {
 			return err
 		}
-		var kept destinationSecret
+		var kept kinds.DestinationSecret
 		if len(stored.Secret) > 0 {
 			if err := json.Unmarshal(stored.Secret, &kept); err != nil {
 				return err
@@ -121,9 +78,9 @@ var eventDestinations = &family[api.EventDestination, *api.EventDestination, api
 		if err := copyTarget(&target, in.Target); err != nil {
 			return err
 		}
-		for _, f := range kept.fields(&target) {
-			if *f.wire == "" {
-				*f.wire = *f.stored
+		for _, f := range kept.Fields(&target) {
+			if *f.Wire == "" {
+				*f.Wire = *f.Stored
 			}
 		}
 		if err := rules.EventTarget(&target); err != nil {
@@ -134,18 +91,18 @@ var eventDestinations = &family[api.EventDestination, *api.EventDestination, api
 	},
 	check: func(w *write[*api.EventDestination]) error {
 		// Secrets are given on create and in a PATCH target; otherwise the stored ones stay.
-		var old, s destinationSecret
+		var old, s kinds.DestinationSecret
 		if len(w.secret) > 0 {
 			if err := json.Unmarshal(w.secret, &old); err != nil {
 				return err
 			}
 		}
-		oldFields := old.fields(&w.obj.Target)
-		for i, f := range s.fields(&w.obj.Target) {
-			if *f.wire == "" {
-				*f.wire = *oldFields[i].stored
+		oldFields := old.Fields(&w.obj.Target)
+		for i, f := range s.Fields(&w.obj.Target) {
+			if *f.Wire == "" {
+				*f.Wire = *oldFields[i].Stored
 			}
-			*f.stored, *f.wire = *f.wire, ""
+			*f.Stored, *f.Wire = *f.Wire, ""
 		}
 		secret, err := json.Marshal(s)
 		w.secret = secret
@@ -161,7 +118,7 @@ var eventDestinations = &family[api.EventDestination, *api.EventDestination, api
 // list; the destinations are refs (ERR_5103 when one is not the account's, ERR_5112 on
 // deleting one that is named).
 var eventSubscriptions = &family[api.EventSubscription, *api.EventSubscription, api.EventSubscriptionCreate, api.EventSubscriptionUpdate]{
-	kind:   kindEventSubscription,
+	kind:   kinds.EventSubscription,
 	def:    api.EventSubscriptions,
 	filter: textFields,
 	create: func(c *call, tx store.Tx, in *api.EventSubscriptionCreate, s *api.EventSubscription) (any, error) {
@@ -238,7 +195,7 @@ func eventSourceRoutes(f *family[api.EventSubscription, *api.EventSubscription, 
 	}
 	read := func(c *call) (*api.EventSubscription, error) {
 		var sub *api.EventSubscription
-		err := c.s.opts.Store.Read(c.r.Context(), func(tx store.Tx) (err error) {
+		err := c.read(func(tx store.Tx) (err error) {
 			sub, _, err = f.load(c, tx)
 			return err
 		})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/filter"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
@@ -113,7 +114,7 @@ func (f *family[T, P, C, U]) handleCreate(c *call) error {
 	id, createdAt := ids.New(f.def.Prefix), api.FormatTime(c.s.opts.Now())
 	var parentID string
 	var body []byte
-	err = c.s.opts.Store.Write(c.r.Context(), func(tx store.Tx) (err error) {
+	err = c.write(func(tx store.Tx) (err error) {
 		if parentID, err = f.loadParent(c, tx); err != nil {
 			return err
 		}
@@ -132,7 +133,7 @@ func (f *family[T, P, C, U]) handleCreate(c *call) error {
 		var token string
 		if f.token {
 			token = ids.NewToken(id)
-			secret = tokenSecret{TokenHash: ids.HashToken(token)}
+			secret = kinds.TokenSecret{TokenHash: ids.HashToken(token)}
 		}
 		w := &write[P]{c: c, tx: tx, obj: obj, parentID: parentID}
 		if secret != nil {
@@ -169,7 +170,7 @@ func (f *family[T, P, C, U]) handleCreate(c *call) error {
 
 func (f *family[T, P, C, U]) handleGet(c *call) error {
 	var body json.RawMessage
-	err := c.s.opts.Store.Read(c.r.Context(), func(tx store.Tx) error {
+	err := c.read(func(tx store.Tx) error {
 		stored, err := f.loadStored(c, tx)
 		if err != nil {
 			return err
@@ -223,7 +224,7 @@ func (c *call) serveList(q listQuery, member string, selection func(tx store.Tx)
 	var items []json.RawMessage
 	var lastID, path string
 	var more bool
-	err := c.s.opts.Store.Read(c.r.Context(), func(tx store.Tx) error {
+	err := c.read(func(tx store.Tx) error {
 		items, lastID = nil, ""
 		sq, p, err := selection(tx)
 		if err != nil {
@@ -279,7 +280,7 @@ func (f *family[T, P, C, U]) handleUpdate(c *call) error {
 // in one write transaction. PATCH uses it, and so do module and other sub-endpoints.
 func (f *family[T, P, C, U]) modify(c *call, change func(w *write[P]) error) (*write[P], error) {
 	var w *write[P]
-	err := c.s.opts.Store.Write(c.r.Context(), func(tx store.Tx) error {
+	err := c.write(func(tx store.Tx) error {
 		obj, stored, err := f.load(c, tx)
 		if err != nil {
 			return err
@@ -333,7 +334,7 @@ func (f *family[T, P, C, U]) expanded(c *call, tx store.Tx, obj P) error {
 }
 
 func (f *family[T, P, C, U]) handleDelete(c *call) error {
-	err := c.s.opts.Store.Write(c.r.Context(), func(tx store.Tx) error {
+	err := c.write(func(tx store.Tx) error {
 		obj, stored, err := f.load(c, tx)
 		if err != nil {
 			return err

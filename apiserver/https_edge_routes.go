@@ -13,12 +13,11 @@ import (
 	"time"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
-
-const kindHTTPSEdgeRoute = "https_edge_route"
 
 type route = api.HTTPSEdgeRoute
 
@@ -28,7 +27,7 @@ type route = api.HTTPSEdgeRoute
 // saml is enabled on a route (ERR_7079), and on one route of an edge (ERR_7155). Every
 // route is a path route (match starts with "/"), so ERR_7134 cannot arise.
 var httpsEdgeRoutes = &family[route, *route, api.HTTPSEdgeRouteCreate, api.HTTPSEdgeRouteCreate]{
-	kind: kindHTTPSEdgeRoute,
+	kind: kinds.HTTPSEdgeRoute,
 	def:  api.HTTPSEdgeRoutes,
 	create: func(c *call, tx store.Tx, in *api.HTTPSEdgeRouteCreate, r *route) (any, error) {
 		r.EdgeID = c.r.PathValue(api.HTTPSEdgeRoutes.ParentParam)
@@ -60,7 +59,7 @@ var httpsEdgeRoutes = &family[route, *route, api.HTTPSEdgeRouteCreate, api.HTTPS
 		if len(auth) == 0 {
 			return nil
 		}
-		siblings, err := w.tx.List(w.c.r.Context(), store.ListQuery{Kind: kindHTTPSEdgeRoute, AccountID: w.c.who.accountID, ParentID: w.parentID})
+		siblings, err := w.tx.List(w.c.r.Context(), store.ListQuery{Kind: kinds.HTTPSEdgeRoute, AccountID: w.c.who.accountID, ParentID: w.parentID})
 		if err != nil {
 			return err
 		}
@@ -77,7 +76,7 @@ var httpsEdgeRoutes = &family[route, *route, api.HTTPSEdgeRouteCreate, api.HTTPS
 	},
 	hide:   hideRouteSecrets,
 	reveal: revealRouteSecrets,
-	unique: func(_ string, r *route) []string { return []string{"route.match:" + r.EdgeID + ":" + r.Match} },
+	unique: func(_ string, r *route) []string { return []string{kinds.RouteMatchKey(r.EdgeID, r.Match)} },
 	duplicate: func(c *call, tx store.Tx, dup *store.DuplicateError) error {
 		return apierr.WithDetail(apierr.BadRequest("ERR_7126", "The match must be unique within the edge; route %s has it.", dup.HolderID), "param", "match")
 	},
@@ -143,16 +142,6 @@ var samlModule = moduleDef[*route, api.SAMLModuleRequest, api.SAMLModule]{
 	},
 }.erase()
 
-// routeSecret is what a route keeps in the store's secret column: the SAML signing key, and
-// the module secrets the API returns (details.md §8.6, §8.8), which its document holds as "".
-type routeSecret struct {
-	SAMLKeyPEM         string `json:"saml_key_pem,omitempty"`
-	SAMLCertificatePEM string `json:"saml_certificate_pem,omitempty"`
-	OAuthClientSecret  string `json:"oauth_client_secret,omitempty"`
-	OIDCClientSecret   string `json:"oidc_client_secret,omitempty"`
-	WebhookSecret      string `json:"webhook_secret,omitempty"`
-}
-
 // moduleSecrets points at the module secrets of r: the OAuth app's client secret (nil
 // without an app), the OIDC client secret and the webhook verification secret (nil without
 // the module).
@@ -181,7 +170,7 @@ func moduleSecrets(r *route) (oauth **string, oidc, webhook *string) {
 // module, app or string is shared with r or the request r was built from) whose module
 // secrets are "", and secret with them; a module that is gone takes its secret along.
 func hideRouteSecrets(r *route, secret []byte) (*route, []byte, error) {
-	var sec routeSecret
+	var sec kinds.RouteSecret
 	if len(secret) > 0 {
 		if err := json.Unmarshal(secret, &sec); err != nil {
 			return nil, nil, err
@@ -206,7 +195,7 @@ func hideRouteSecrets(r *route, secret []byte) (*route, []byte, error) {
 	if webhook != nil {
 		sec.WebhookSecret, *webhook = *webhook, ""
 	}
-	if sec == (routeSecret{}) {
+	if sec == (kinds.RouteSecret{}) {
 		return hidden, nil, nil // empty secrets stay empty
 	}
 	sealed, err := json.Marshal(sec)
@@ -219,7 +208,7 @@ func revealRouteSecrets(r *route, secret []byte) error {
 	if len(secret) == 0 {
 		return nil
 	}
-	var sec routeSecret
+	var sec kinds.RouteSecret
 	if err := json.Unmarshal(secret, &sec); err != nil {
 		return err
 	}
@@ -262,7 +251,7 @@ func upgradeRouteSecrets(o *store.Object) (bool, error) {
 // samlSigningCertificate returns the route's request-signing certificate, generating it and
 // its key (ECDSA P-256, self-signed, ten years) the first time.
 func samlSigningCertificate(w *write[*route], entityID string) (string, error) {
-	var sec routeSecret
+	var sec kinds.RouteSecret
 	if len(w.secret) > 0 {
 		if err := json.Unmarshal(w.secret, &sec); err != nil {
 			return "", err

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
@@ -30,7 +31,7 @@ import (
 //     once and give their answer inside that write with call.answer). Each write transaction
 //     of the request first looks the key up (a live record: the request is not run, the
 //     record is replayed) and, when the handler gave its answer in it, inserts the record
-//     beside the handler's own writes (loggedStore.Write calls idempotentWrite). So the
+//     beside the handler's own writes (call.write calls idempotentWrite). So the
 //     create and its replayable answer commit together or not at all, and a keyed create
 //     costs one write transaction like a plain one. Of two concurrent requests with the
 //     key, the serializable transaction of one fails on the other's record and runs again,
@@ -45,8 +46,6 @@ import (
 //     to this replica's lease, so a replica that dies mid-request leaves no stuck key: its
 //     lease runs out, the sweep deletes the claim, and a retry runs again.
 
-const kindIdempotencyKey = "idempotency_key"
-
 // idempotencyPruneBatch bounds the expired records of an account deleted with each claim.
 const idempotencyPruneBatch = 20
 
@@ -57,16 +56,6 @@ type idempotencyDoc struct {
 	Status      int       `json:"status,omitempty"`
 	ContentType string    `json:"content_type,omitempty"`
 	ErrorCode   string    `json:"error_code,omitempty"` // for the access log of a replay
-}
-
-// The answer's body lives in the record's secret column: a create that mints a token
-// answers with it, and a secret never sits in a document.
-type idempotencySecret struct {
-	Body []byte `json:"body"`
-}
-
-func idempotencyUniqueKey(accountID, key string) string {
-	return "idempotency_key:" + accountID + ":" + key
 }
 
 // idempotencyKey returns the request's Idempotency-Key, "" when it has none, or ERR_215 when it
@@ -143,7 +132,7 @@ func (c *call) runIdempotent(key string, inTx bool, run func()) error {
 		sum.Write(part)
 		sum.Write([]byte{0})
 	}
-	k := &keyedRequest{uniqueKey: idempotencyUniqueKey(c.who.accountID, key), fingerprint: hex.EncodeToString(sum.Sum(nil)), now: c.s.opts.Now(), inTx: inTx}
+	k := &keyedRequest{uniqueKey: kinds.IdempotencyKeyKey(c.who.accountID, key), fingerprint: hex.EncodeToString(sum.Sum(nil)), now: c.s.opts.Now(), inTx: inTx}
 	ctx := context.WithoutCancel(c.r.Context()) // a client that hangs up still gets its record
 
 	var claimID string
@@ -163,7 +152,7 @@ func (c *call) runIdempotent(key string, inTx bool, run func()) error {
 	buf := &bufferedResponse{header: http.Header{}}
 	c.w = buf
 	if inTx {
-		c.keyed = k // loggedStore.Write now runs the request's writes through idempotentWrite
+		c.keyed = k // call.write now runs the request's writes through idempotentWrite
 	}
 	defer func() {
 		if p := recover(); p != nil {
@@ -236,7 +225,7 @@ func (c *call) answer(status int, body []byte) {
 // idempotentWrite wraps fn, a write transaction of a keyed request answered in its own
 // transaction: it first looks the key up (a live record aborts the transaction with
 // errKeyTaken), and once fn gave the answer (call.answer), inserts the record in the same
-// transaction. loggedStore.Write calls it, and then keyWritten with the result.
+// transaction. call.write calls it, and then keyWritten with the result.
 func (c *call) idempotentWrite(ctx context.Context, fn func(store.Tx) error) func(store.Tx) error {
 	k := c.keyed
 	return func(tx store.Tx) error {
@@ -380,11 +369,11 @@ func (c *call) newRecord(k *keyedRequest, status int, contentType string, body [
 	if err != nil {
 		return nil, err
 	}
-	secret, err := json.Marshal(idempotencySecret{Body: body})
+	secret, err := json.Marshal(kinds.IdempotencySecret{Body: body})
 	if err != nil {
 		return nil, err
 	}
-	return &store.Object{Kind: kindIdempotencyKey, ID: ids.At(ids.IdempotencyKey, k.now), AccountID: c.who.accountID,
+	return &store.Object{Kind: kinds.IdempotencyKey, ID: ids.At(ids.IdempotencyKey, k.now), AccountID: c.who.accountID,
 		Doc: doc, Secret: secret, UniqueKeys: []string{k.uniqueKey}}, nil
 }
 
@@ -424,7 +413,7 @@ func (c *call) claimIdempotencyKey(k *keyedRequest) (claimID string, replay *sto
 		claimID = ids.At(ids.IdempotencyKey, k.now)
 		// The ref to this replica's lease: if the replica dies, the sweep of its lease
 		// deletes the claim, so the key does not stay "being processed".
-		return insertRecord(ctx, tx, c.who.accountID, k.now, &store.Object{Kind: kindIdempotencyKey, ID: claimID,
+		return insertRecord(ctx, tx, c.who.accountID, k.now, &store.Object{Kind: kinds.IdempotencyKey, ID: claimID,
 			AccountID: c.who.accountID, Doc: doc, UniqueKeys: []string{k.uniqueKey}, Refs: []string{replica}})
 	})
 	if err == nil && refused != nil {
@@ -442,7 +431,7 @@ func (c *call) claimIdempotencyKey(k *keyedRequest) (claimID string, replay *sto
 // pruneIdempotencyKeys deletes a batch of the account's expired records. Their IDs carry
 // their creation time on the server's clock, so the expired ones are those below one ID.
 func pruneIdempotencyKeys(ctx context.Context, tx store.Tx, accountID string, now time.Time) error {
-	expired, err := tx.List(ctx, store.ListQuery{Kind: kindIdempotencyKey, AccountID: accountID,
+	expired, err := tx.List(ctx, store.ListQuery{Kind: kinds.IdempotencyKey, AccountID: accountID,
 		BeforeID: ids.Before(ids.IdempotencyKey, now.Add(-api.IdempotencyTTL)), Limit: idempotencyPruneBatch})
 	if err != nil {
 		return err
@@ -458,12 +447,12 @@ func pruneIdempotencyKeys(ctx context.Context, tx store.Tx, accountID string, no
 // recordIdempotencyKey turns the claim into the record of the answer.
 func (c *call) recordIdempotencyKey(ctx context.Context, claimID string, status int, buf *bufferedResponse) error {
 	var d idempotencyDoc
-	secret, err := json.Marshal(idempotencySecret{Body: buf.body.Bytes()})
+	secret, err := json.Marshal(kinds.IdempotencySecret{Body: buf.body.Bytes()})
 	if err != nil {
 		return err
 	}
 	return c.s.opts.Store.Write(ctx, func(tx store.Tx) error {
-		o, err := tx.Get(ctx, kindIdempotencyKey, claimID)
+		o, err := tx.Get(ctx, kinds.IdempotencyKey, claimID)
 		if err != nil {
 			return err // the claim was swept: this replica was taken for dead
 		}
@@ -482,7 +471,7 @@ func (c *call) recordIdempotencyKey(ctx context.Context, claimID string, status 
 // releaseIdempotencyKey deletes a claim whose request is to be run again by a retry.
 func (c *call) releaseIdempotencyKey(ctx context.Context, claimID string) {
 	err := c.s.opts.Store.Write(ctx, func(tx store.Tx) error {
-		err := tx.Delete(ctx, kindIdempotencyKey, claimID)
+		err := tx.Delete(ctx, kinds.IdempotencyKey, claimID)
 		if isNotFound(err) {
 			return nil
 		}
@@ -496,7 +485,7 @@ func (c *call) releaseIdempotencyKey(ctx context.Context, claimID string) {
 // replay sends a recorded answer again.
 func (c *call) replay(o *store.Object) {
 	var d idempotencyDoc
-	var sec idempotencySecret
+	var sec kinds.IdempotencySecret
 	_ = json.Unmarshal(o.Doc, &d) // read when the record was found
 	if err := json.Unmarshal(o.Secret, &sec); err != nil {
 		c.writeError(err)

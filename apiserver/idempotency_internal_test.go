@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"go.uber.org/zap"
@@ -33,12 +34,11 @@ type onceStore struct{ store.Store }
 func (onceStore) Read(_ context.Context, fn func(store.Tx) error) error  { return fn(nil) }
 func (onceStore) Write(_ context.Context, fn func(store.Tx) error) error { return fn(nil) }
 
-// A store transaction that ends in an internal error marks its request as faulted, whatever
-// the handler answers next (so that answer is never recorded for replay); an API error,
-// which is the request's own answer, does not.
+// A store transaction of a request (call.read, call.write) that ends in an internal error
+// marks the request as faulted, whatever the handler answers next (so that answer is never
+// recorded for replay); an API error, which is the request's own answer, does not.
 func TestStoreFaultMarksTheCall(t *testing.T) {
-	m := newMetrics()
-	s := loggedStore{Store: onceStore{}, log: zap.NewNop(), metrics: m, outage: newOutage(zap.NewNop(), m.storeDown)}
+	s := &Server{opts: Options{Store: onceStore{}}}
 	for _, tc := range []struct {
 		err   error
 		fault bool
@@ -48,10 +48,9 @@ func TestStoreFaultMarksTheCall(t *testing.T) {
 		{apierr.BadRequest("ERR_5133", "The observability target needs an api_key."), false},
 		{errors.New("disk on fire"), true},
 	} {
-		for op, run := range map[string]func(context.Context, func(store.Tx) error) error{"read": s.Read, "write": s.Write} {
-			c := &call{log: zap.NewNop()}
-			ctx := context.WithValue(context.Background(), callKey{}, c)
-			if err := run(ctx, func(store.Tx) error { return tc.err }); err != tc.err {
+		for op, run := range map[string]func(*call, func(store.Tx) error) error{"read": (*call).read, "write": (*call).write} {
+			c := &call{s: s, r: httptest.NewRequest(http.MethodPost, "/ip_policies", nil), log: zap.NewNop()}
+			if err := run(c, func(store.Tx) error { return tc.err }); err != tc.err {
 				t.Fatalf("%s: %v, want %v", op, err, tc.err)
 			}
 			if c.fault != tc.fault {

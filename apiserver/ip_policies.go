@@ -3,22 +3,17 @@ package apiserver
 import (
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/filter"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
 
-const (
-	kindIPPolicy      = "ip_policy"
-	kindIPPolicyRule  = "ip_policy_rule"
-	kindIPRestriction = "ip_restriction"
-)
-
 // ipPolicies is /ip_policies (details.md §6.8). A policy owns its rules: deleting it deletes
 // them, but never while an IP restriction or an ip_restriction module uses it (ERR_1420).
 var ipPolicies = &family[api.IPPolicy, *api.IPPolicy, api.IPPolicyCreate, api.IPPolicyUpdate]{
-	kind:            kindIPPolicy,
+	kind:            kinds.IPPolicy,
 	def:             api.IPPolicies,
 	filter:          textFields,
 	emptyUpdateCode: "ERR_1400",
@@ -35,7 +30,7 @@ var ipPolicies = &family[api.IPPolicy, *api.IPPolicy, api.IPPolicyCreate, api.IP
 		}
 		var users, policyRules []*store.Object
 		for _, r := range referrers {
-			if r.Kind == kindIPPolicyRule {
+			if r.Kind == kinds.IPPolicyRule {
 				policyRules = append(policyRules, r)
 			} else {
 				users = append(users, r)
@@ -57,7 +52,7 @@ var ipPolicies = &family[api.IPPolicy, *api.IPPolicy, api.IPPolicyCreate, api.IP
 // canonical network form and unique within its policy. A write that would make the account's
 // enforced api restriction block its own caller is refused, as for the restriction itself.
 var ipPolicyRules = &family[api.IPPolicyRule, *api.IPPolicyRule, api.IPPolicyRuleCreate, api.IPPolicyRuleUpdate]{
-	kind:            kindIPPolicyRule,
+	kind:            kinds.IPPolicyRule,
 	def:             api.IPPolicyRules,
 	filter:          withFields(textFields, filter.Fields{"ip_policy": filter.String, "cidr": filter.String, "action": filter.String}),
 	emptyUpdateCode: "ERR_1401",
@@ -103,7 +98,7 @@ var ipPolicyRules = &family[api.IPPolicyRule, *api.IPPolicyRule, api.IPPolicyRul
 	},
 	refs: func(rule *api.IPPolicyRule) []string { return []string{rule.IPPolicy.ID} },
 	unique: func(_ string, rule *api.IPPolicyRule) []string {
-		return []string{"ip_policy_rule.cidr:" + rule.IPPolicy.ID + ":" + rule.CIDR}
+		return []string{kinds.IPPolicyRuleKey(rule.IPPolicy.ID, rule.CIDR)}
 	},
 	duplicate: func(c *call, tx store.Tx, dup *store.DuplicateError) error {
 		return apierr.WithDetail(apierr.BadRequest("ERR_1408", "A rule for this CIDR already exists in the policy (%s).", dup.HolderID), "param", "cidr")

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
@@ -16,7 +17,7 @@ import (
 // rule); the one of type "agent" on agents connecting (agentplane_host.go). The dashboard
 // type is stored and reported only: the server has no dashboard.
 var ipRestrictions = &family[api.IPRestriction, *api.IPRestriction, api.IPRestrictionCreate, api.IPRestrictionUpdate]{
-	kind:   kindIPRestriction,
+	kind:   kinds.IPRestriction,
 	def:    api.IPRestrictions,
 	filter: textFields,
 	create: func(c *call, tx store.Tx, in *api.IPRestrictionCreate, x *api.IPRestriction) (any, error) {
@@ -63,7 +64,7 @@ var ipRestrictions = &family[api.IPRestriction, *api.IPRestriction, api.IPRestri
 		return out
 	},
 	unique: func(accountID string, x *api.IPRestriction) []string {
-		return []string{"ip_restriction.type:" + accountID + ":" + x.Type}
+		return []string{kinds.IPRestrictionKey(accountID, x.Type)}
 	},
 	duplicate: func(c *call, tx store.Tx, dup *store.DuplicateError) error {
 		return apierr.WithDetail(apierr.BadRequest("ERR_1802", "The account already has an IP restriction of this type (%s).", dup.HolderID), "param", "type")

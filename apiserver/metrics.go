@@ -31,13 +31,6 @@ type metrics struct {
 	deliveries      *prometheus.CounterVec // target, outcome
 }
 
-// Outcomes of an event's delivery attempt, the outcome label of warren_event_deliveries_total.
-const (
-	outcomeDelivered = "delivered"
-	outcomeRetried   = "retried" // failed, tried again later
-	outcomeFailed    = "failed"  // failed for good
-)
-
 func newMetrics() *metrics {
 	m := &metrics{
 		registry: prometheus.NewRegistry(),

@@ -36,18 +36,15 @@ type call struct {
 	// pattern is the route that answers ("GET /api_keys/{id}"), "" before the mux routes
 	// the request or when no route matches.
 	pattern string
-	// delivering: the handler wrote events with deliveries (outbox.go); the delivery
-	// worker is woken once the handler, and so its transaction, is done.
-	delivering bool
 	// endedSessions are agent sessions the handler deleted (with their credential); their
 	// sockets on this replica are closed once the handler, and so its transaction, is done.
 	endedSessions []string
-	// readTx is the read transaction a GET is served in (inOneRead): the store reads of the
-	// request join it. held is the response written meanwhile, sent when it ends.
+	// readTx is the read transaction a GET is served in (inOneRead): the request's reads
+	// (call.read) join it. held is the response written meanwhile, sent when it ends.
 	readTx store.Tx
 	held   *heldResponse
 	// keyed is the POST's Idempotency-Key while its handler runs, when the handler answers
-	// in its write transaction (idempotency.go): loggedStore.Write records it there.
+	// in its write transaction (idempotency.go): call.write records it there.
 	keyed *keyedRequest
 	// fault: a store transaction of the request failed with an internal error (not an API
 	// error), whatever the handler then answered; such an answer is never recorded for an
@@ -185,9 +182,6 @@ func (c *call) serveAPI(h handlerFunc, answersInTx bool) {
 	}
 	run := func() {
 		err := h(c)
-		if c.delivering && c.s.deliverer != nil {
-			c.s.deliverer.notify()
-		}
 		if err == nil {
 			c.s.agents.End(c.endedSessions)
 		}
@@ -212,7 +206,7 @@ func (c *call) serveAPI(h handlerFunc, answersInTx bool) {
 
 // inOneRead serves a read-only request in one read transaction: authentication (the key,
 // its owner, the account's api IP restriction) and the handler's own reads join it
-// (loggedStore.Read), so a GET costs one BEGIN/COMMIT, not one per step, and everything it
+// (call.read), so a GET costs one BEGIN/COMMIT, not one per step, and everything it
 // answers comes from one snapshot. Nothing is cached across requests: every GET still reads
 // its key from the database, so a deleted key stops working at once on every replica. The
 // response is held until the transaction ends, so a slow client never holds a connection of
@@ -236,6 +230,37 @@ func (c *call) inOneRead(serve func()) {
 	if err != nil {
 		c.writeError(err)
 	}
+}
+
+// read runs fn in a read transaction of the request: the request's one read transaction
+// when it is served in one (inOneRead), else a transaction of its own.
+func (c *call) read(fn func(store.Tx) error) error {
+	if c.readTx != nil {
+		return fn(c.readTx)
+	}
+	return c.noteFault(c.s.opts.Store.Read(c.r.Context(), fn))
+}
+
+// write runs fn in a write transaction of the request. While a keyed POST's handler runs,
+// the Idempotency-Key's record is written in that transaction (idempotentWrite).
+func (c *call) write(fn func(store.Tx) error) error {
+	ctx := c.r.Context()
+	if k := c.keyed; k != nil && !k.recorded {
+		err := c.s.opts.Store.Write(ctx, c.idempotentWrite(ctx, fn))
+		c.keyWritten(err)
+		return c.noteFault(err)
+	}
+	return c.noteFault(c.s.opts.Store.Write(ctx, fn))
+}
+
+// noteFault marks the request as faulted when err, the end of one of its transactions, is
+// an internal error rather than an API error: whatever the handler then answers is not the
+// request's own answer, and is never recorded for an Idempotency-Key's replay.
+func (c *call) noteFault(err error) error {
+	if _, known := apierr.From(err); err != nil && !known {
+		c.fault = true
+	}
+	return err
 }
 
 // heldResponse is a response written inside inOneRead's transaction, sent after it ends.

@@ -132,7 +132,7 @@ func (f *family[T, P, C, U]) registerModule(s *Server, mux *router, m module[P])
 	mux.api("GET "+path, op{out: m.out}, func(c *call) error {
 		var obj P
 		var stored *store.Object
-		err := c.s.opts.Store.Read(c.r.Context(), func(tx store.Tx) (err error) {
+		err := c.read(func(tx store.Tx) (err error) {
 			obj, stored, err = f.load(c, tx)
 			return err
 		})

@@ -14,17 +14,11 @@ import (
 	"time"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
-)
-
-const (
-	kindOrchestratorOperator = "orchestrator_operator"
-	// kindOperatorCA is the account's operator CA: its certificate in the document, its
-	// private key in the secret column. One per account (a unique key), made on first use.
-	kindOperatorCA = "operator_ca"
 )
 
 // BindingOrchestrator is the endpoint binding that makes an endpoint eligible for operators'
@@ -42,7 +36,7 @@ const (
 // signed by the account's operator CA (client-auth certificate for a year); endpoint selectors
 // are CEL over `endpoint` (rules.EndpointSelector), compiled when written.
 var orchestratorOperators = &family[api.OrchestratorOperator, *api.OrchestratorOperator, api.OrchestratorOperatorCreate, api.OrchestratorOperatorUpdate]{
-	kind: kindOrchestratorOperator,
+	kind: kinds.OrchestratorOperator,
 	def:  api.OrchestratorOperators,
 	create: func(c *call, tx store.Tx, in *api.OrchestratorOperatorCreate, op *api.OrchestratorOperator) (any, error) {
 		if err := setText(rules.OperatorText, in.Description, in.Metadata, &op.Description, &op.Metadata); err != nil {
@@ -181,21 +175,16 @@ func applyBinding(c *call, tx store.Tx, in *api.OperatorBindingInput, op *api.Or
 	return nil
 }
 
-// operatorCADoc is the stored document of an operator CA; operatorCASecret its secret.
-type (
-	operatorCADoc struct {
-		CertPEM string `json:"cert_pem"`
-	}
-	operatorCASecret struct {
-		KeyPEM string `json:"key_pem"`
-	}
-)
+// operatorCADoc is the stored document of an operator CA; kinds.OperatorCASecret its secret.
+type operatorCADoc struct {
+	CertPEM string `json:"cert_pem"`
+}
 
 // operatorCA returns the caller's account's operator CA, made and stored on first use. Two
 // first uses at once cannot both store one: the loser's transaction fails on the unique key.
 func operatorCA(c *call, tx store.Tx) (*x509.Certificate, *ecdsa.PrivateKey, error) {
 	ctx := c.r.Context()
-	objs, err := tx.List(ctx, store.ListQuery{Kind: kindOperatorCA, AccountID: c.who.accountID, Limit: 1})
+	objs, err := tx.List(ctx, store.ListQuery{Kind: kinds.OperatorCA, AccountID: c.who.accountID, Limit: 1})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -226,10 +215,10 @@ func operatorCA(c *call, tx store.Tx) (*x509.Certificate, *ecdsa.PrivateKey, err
 		return nil, nil, err
 	}
 	doc, _ := json.Marshal(operatorCADoc{CertPEM: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))})
-	secret, _ := json.Marshal(operatorCASecret{KeyPEM: string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}))})
+	secret, _ := json.Marshal(kinds.OperatorCASecret{KeyPEM: string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}))})
 	err = tx.Insert(ctx, &store.Object{
-		Kind: kindOperatorCA, ID: ids.New(ids.OperatorCA), AccountID: c.who.accountID, Doc: doc, Secret: secret,
-		UniqueKeys: []string{"operator_ca:" + c.who.accountID},
+		Kind: kinds.OperatorCA, ID: ids.New(ids.OperatorCA), AccountID: c.who.accountID, Doc: doc, Secret: secret,
+		UniqueKeys: []string{kinds.OperatorCAKey(c.who.accountID)},
 	})
 	if err != nil {
 		return nil, nil, err
@@ -240,7 +229,7 @@ func operatorCA(c *call, tx store.Tx) (*x509.Certificate, *ecdsa.PrivateKey, err
 
 func decodeOperatorCA(o *store.Object) (*x509.Certificate, *ecdsa.PrivateKey, error) {
 	var doc operatorCADoc
-	var secret operatorCASecret
+	var secret kinds.OperatorCASecret
 	if err := json.Unmarshal(o.Doc, &doc); err != nil {
 		return nil, nil, err
 	}
@@ -315,7 +304,7 @@ func boundEndpoints(f *family[api.OrchestratorOperator, *api.OrchestratorOperato
 	var items []json.RawMessage
 	var lastID string
 	var more bool
-	err = c.s.opts.Store.Read(c.r.Context(), func(tx store.Tx) error {
+	err = c.read(func(tx store.Tx) error {
 		op, _, err := f.load(c, tx)
 		if err != nil {
 			return err
@@ -339,7 +328,7 @@ func boundEndpoints(f *family[api.OrchestratorOperator, *api.OrchestratorOperato
 			se := rules.SelectorEndpointOf(&e)
 			return slices.ContainsFunc(selectors, func(s *rules.Selector) bool { return s.Match(se) }), nil
 		}
-		objs, hasMore, err := q.page(c, tx, store.ListQuery{Kind: kindEndpoint, AccountID: c.who.accountID})
+		objs, hasMore, err := q.page(c, tx, store.ListQuery{Kind: kinds.Endpoint, AccountID: c.who.accountID})
 		if err != nil {
 			return err
 		}

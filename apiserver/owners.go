@@ -6,19 +6,9 @@ import (
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/filter"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
-)
-
-// Store kinds of the principals and identity families.
-const (
-	kindAccount       = "account"
-	kindUser          = "user"
-	kindServiceUser   = "service_user"
-	kindAPIKey        = "api_key"
-	kindCredential    = "credential"
-	kindSSHCredential = "ssh_credential"
-	kindSSHCA         = "ssh_certificate_authority"
 )
 
 // textFields are the filterable fields every described family shares (details.md §3.3).
@@ -50,11 +40,6 @@ func setText(codes rules.TextCodes, description, metadata *string, dstDescriptio
 	return nil
 }
 
-// userEmailKey is the unique key that maps a user's email to the user within an account.
-func userEmailKey(accountID, email string) string {
-	return "user.email:" + accountID + ":" + strings.ToLower(email)
-}
-
 // resolveOwner returns the owner of a new key or credential: the caller when ownerID is not
 // given, else the named user (ID or email) or service user of the caller's account. Only
 // admins may name someone else (ERR_630).
@@ -67,11 +52,11 @@ func (c *call) resolveOwner(tx store.Tx, ownerID *string) (string, error) {
 	var err error
 	switch {
 	case strings.Contains(*ownerID, "@"):
-		owner, err = tx.Lookup(ctx, userEmailKey(c.who.accountID, *ownerID))
+		owner, err = tx.Lookup(ctx, kinds.UserEmailKey(c.who.accountID, *ownerID))
 	case strings.HasPrefix(*ownerID, "usr_"):
-		owner, err = tx.Get(ctx, kindUser, *ownerID)
+		owner, err = tx.Get(ctx, kinds.User, *ownerID)
 	default:
-		owner, err = tx.Get(ctx, kindServiceUser, *ownerID)
+		owner, err = tx.Get(ctx, kinds.ServiceUser, *ownerID)
 	}
 	if errors.Is(err, store.ErrNotFound) || (err == nil && owner.AccountID != c.who.accountID) {
 		if !c.who.admin() {
@@ -85,7 +70,7 @@ func (c *call) resolveOwner(tx store.Tx, ownerID *string) (string, error) {
 	if owner.ID != c.who.id && !c.who.admin() {
 		return "", apierr.Forbidden("ERR_630", "Only admins may set an owner other than themselves.")
 	}
-	if owner.Kind == kindServiceUser {
+	if owner.Kind == kinds.ServiceUser {
 		if _, err := loadPrincipal(c, tx, owner.AccountID, owner.ID); err != nil {
 			return "", apierr.WithDetail(apierr.BadRequest("ERR_636", "The owner %s is inactive.", owner.ID), "param", "owner_id")
 		}

@@ -7,17 +7,16 @@ import (
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/filter"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
 
-const kindReservedAddr = "reserved_addr"
-
 // reservedAddrs is /reserved_addrs (details.md §6.16): the server assigns each one a
 // host:port of its address pool (Options.AddrPool), unique across the server.
 var reservedAddrs = &family[api.ReservedAddr, *api.ReservedAddr, api.ReservedAddrCreate, api.ReservedAddrUpdate]{
-	kind:            kindReservedAddr,
+	kind:            kinds.ReservedAddr,
 	def:             api.ReservedAddrs,
 	filter:          withFields(textFields, filter.Fields{"addr": filter.String, "region": filter.String}),
 	emptyUpdateCode: "ERR_506",
@@ -39,14 +38,12 @@ var reservedAddrs = &family[api.ReservedAddr, *api.ReservedAddr, api.ReservedAdd
 	update: func(c *call, tx store.Tx, in *api.ReservedAddrUpdate, a *api.ReservedAddr) error {
 		return setText(rules.ReservedAddrText, in.Description, in.Metadata, &a.Description, &a.Metadata)
 	},
-	unique: func(_ string, a *api.ReservedAddr) []string { return []string{addrKey(a.Addr)} },
+	unique: func(_ string, a *api.ReservedAddr) []string { return []string{kinds.ReservedAddrKey(a.Addr)} },
 	// TCP edges will hold their addresses as refs. The catalogue has no code for this case.
 	inUse: func(c *call, a *api.ReservedAddr, referrers []*store.Object) error {
 		return stillReferenced("ERR_215", "The address "+a.Addr, referrers)
 	},
 }
-
-func addrKey(addr string) string { return "reserved_addr:" + addr }
 
 // freeAddr picks an address of the pool that no reserved address holds: from a random port
 // on, the first free one. The write transaction is serializable, so the address stays free
@@ -58,7 +55,7 @@ func freeAddr(c *call, tx store.Tx) (string, error) {
 	start := rand.IntN(size)
 	for i := range size {
 		addr := net.JoinHostPort(pool.Host, strconv.Itoa(pool.MinPort+(start+i)%size))
-		_, err := tx.Lookup(c.r.Context(), addrKey(addr))
+		_, err := tx.Lookup(c.r.Context(), kinds.ReservedAddrKey(addr))
 		if isNotFound(err) {
 			return addr, nil
 		}

@@ -7,13 +7,12 @@ import (
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/filter"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
-
-const kindReservedDomain = "reserved_domain"
 
 // reservedDomains is /reserved_domains (details.md §6.5). A domain either lies under the
 // service's own base domain (service-owned: the service runs its DNS and certificates) or is
@@ -21,7 +20,7 @@ const kindReservedDomain = "reserved_domain"
 // unless it uploads one. The domain holds its uploaded certificate as a ref, so the
 // certificate cannot be deleted while attached.
 var reservedDomains = &family[api.ReservedDomain, *api.ReservedDomain, api.ReservedDomainCreate, api.ReservedDomainUpdate]{
-	kind: kindReservedDomain,
+	kind: kinds.ReservedDomain,
 	def:  api.ReservedDomains,
 	filter: withFields(textFields, filter.Fields{
 		"domain":                      filter.String,
@@ -79,7 +78,7 @@ var reservedDomains = &family[api.ReservedDomain, *api.ReservedDomain, api.Reser
 		return []string{d.Certificate.ID}
 	},
 	// A name is reserved once across the server (ERR_413 / ERR_414).
-	unique: func(_ string, d *api.ReservedDomain) []string { return []string{"reserved_domain:" + d.Domain} },
+	unique: func(_ string, d *api.ReservedDomain) []string { return []string{kinds.ReservedDomainKey(d.Domain)} },
 	duplicate: func(c *call, tx store.Tx, dup *store.DuplicateError) error {
 		holder, err := tx.Lookup(c.r.Context(), dup.Key)
 		if err == nil && holder.AccountID == c.who.accountID {

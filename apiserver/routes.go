@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/filter"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
@@ -137,8 +138,8 @@ func (s *Server) Routes() []string {
 // healthz answers 200 while the store answers.
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	c := callOf(r)
-	err := s.opts.Store.Read(r.Context(), func(tx store.Tx) error {
-		_, err := tx.Count(r.Context(), kindAccount, "")
+	err := c.read(func(tx store.Tx) error {
+		_, err := tx.Count(r.Context(), kinds.Account, "")
 		return err
 	})
 	if err != nil {

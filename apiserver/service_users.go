@@ -3,6 +3,7 @@ package apiserver
 import (
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/filter"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
@@ -17,7 +18,7 @@ var (
 
 func serviceUserFamily(def *api.Family, fields filter.Fields) *family[api.ServiceUser, *api.ServiceUser, api.ServiceUserCreate, api.ServiceUserUpdate] {
 	return &family[api.ServiceUser, *api.ServiceUser, api.ServiceUserCreate, api.ServiceUserUpdate]{
-		kind:   kindServiceUser,
+		kind:   kinds.ServiceUser,
 		def:    def,
 		filter: fields,
 		create: func(c *call, tx store.Tx, in *api.ServiceUserCreate, su *api.ServiceUser) (any, error) {
@@ -46,7 +47,7 @@ func serviceUserFamily(def *api.Family, fields filter.Fields) *family[api.Servic
 			return nil
 		},
 		unique: func(accountID string, su *api.ServiceUser) []string {
-			return []string{"service_user.name:" + accountID + ":" + su.Name}
+			return []string{kinds.ServiceUserNameKey(accountID, su.Name)}
 		},
 		duplicate: func(c *call, tx store.Tx, dup *store.DuplicateError) error {
 			return apierr.WithDetail(apierr.BadRequest("ERR_4112", "A service user with this name already exists in the account (%s).", dup.HolderID), "param", "name")
@@ -61,7 +62,7 @@ func serviceUserFamily(def *api.Family, fields filter.Fields) *family[api.Servic
 				return err
 			}
 			for _, o := range owned {
-				if o.Kind == kindCredential {
+				if o.Kind == kinds.Credential {
 					if err := c.endCredentialSessions(tx, o.ID); err != nil {
 						return err
 					}

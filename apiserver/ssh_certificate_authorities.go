@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
@@ -21,7 +22,7 @@ import (
 // sshCAs is /ssh_certificate_authorities (details.md §6.4): the server generates the key
 // pair, returns the public key in authorized_keys form and keeps the private key.
 var sshCAs = &family[api.SSHCertificateAuthority, *api.SSHCertificateAuthority, api.SSHCertificateAuthorityCreate, api.SSHCertificateAuthorityUpdate]{
-	kind:   kindSSHCA,
+	kind:   kinds.SSHCA,
 	def:    api.SSHCertificateAuthorities,
 	filter: textFields,
 	create: func(c *call, tx store.Tx, in *api.SSHCertificateAuthorityCreate, ca *api.SSHCertificateAuthority) (any, error) {
@@ -49,16 +50,11 @@ var sshCAs = &family[api.SSHCertificateAuthority, *api.SSHCertificateAuthority, 
 		}
 		ca.KeyType = keyType
 		ca.PublicKey = strings.TrimSpace(string(ssh.MarshalAuthorizedKey(public)))
-		return sshCASecret{PrivateKeyPEM: string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))}, nil
+		return kinds.SSHCASecret{PrivateKeyPEM: string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))}, nil
 	},
 	update: func(c *call, tx store.Tx, in *api.SSHCertificateAuthorityUpdate, ca *api.SSHCertificateAuthority) error {
 		return setText(rules.SSHCAText, in.Description, in.Metadata, &ca.Description, &ca.Metadata)
 	},
-}
-
-// sshCASecret is the stored private half of an SSH CA.
-type sshCASecret struct {
-	PrivateKeyPEM string `json:"private_key_pem"`
 }
 
 // generateSSHKey makes a key pair of a type and size or curve that rules.SSHCAKey accepted.

@@ -3,6 +3,7 @@ package apiserver
 import (
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/filter"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
@@ -11,7 +12,7 @@ import (
 // sshCredentials is /ssh_credentials (details.md §6.3). The public key is parsed to reject
 // garbage and to find duplicates by fingerprint, and echoed back verbatim.
 var sshCredentials = &family[api.SSHCredential, *api.SSHCredential, api.SSHCredentialCreate, api.SSHCredentialUpdate]{
-	kind:   kindSSHCredential,
+	kind:   kinds.SSHCredential,
 	def:    api.SSHCredentials,
 	filter: withFields(textFields, filter.Fields{"owner_id": filter.String, "acl": filter.StringList}),
 	create: func(c *call, tx store.Tx, in *api.SSHCredentialCreate, cred *api.SSHCredential) (any, error) {
@@ -43,7 +44,7 @@ var sshCredentials = &family[api.SSHCredential, *api.SSHCredential, api.SSHCrede
 	// One key identifies one principal across the whole server (ERR_609 / ERR_610).
 	unique: func(_ string, cred *api.SSHCredential) []string {
 		fp, _ := rules.SSHPublicKey(cred.PublicKey)
-		return []string{"ssh_public_key:" + fp}
+		return []string{kinds.SSHPublicKeyKey(fp)}
 	},
 	duplicate: func(c *call, tx store.Tx, dup *store.DuplicateError) error {
 		holder, err := tx.Lookup(c.r.Context(), dup.Key)

@@ -14,7 +14,8 @@ import (
 // times it ran and how it failed, on the logger of the request it serves (so with its
 // operation id). Never the objects: their documents and secrets stay out of logs. It also
 // records each one's duration and retries in the metrics, and tells the outage tracker of
-// each one that succeeds.
+// each one that succeeds: it sees every transaction, the request's and the background
+// loops' alike, and any answer from the store ends an outage.
 type loggedStore struct {
 	store.Store
 	log     *zap.Logger // for calls outside a request, such as the bootstrap
@@ -23,25 +24,12 @@ type loggedStore struct {
 }
 
 func (s loggedStore) Read(ctx context.Context, fn func(store.Tx) error) error {
-	if c, ok := ctx.Value(callKey{}).(*call); ok && c.readTx != nil {
-		return fn(c.readTx) // part of the request's one read transaction (inOneRead)
-	}
 	return s.timed(ctx, "read", func(count func()) error {
 		return s.Store.Read(ctx, func(tx store.Tx) error { count(); return fn(tx) })
 	})
 }
 
 func (s loggedStore) Write(ctx context.Context, fn func(store.Tx) error) error {
-	if c, ok := ctx.Value(callKey{}).(*call); ok && c.keyed != nil && !c.keyed.recorded {
-		// A keyed POST: its record is written in the same transaction (idempotency.go).
-		err := s.write(ctx, c.idempotentWrite(ctx, fn))
-		c.keyWritten(err)
-		return err
-	}
-	return s.write(ctx, fn)
-}
-
-func (s loggedStore) write(ctx context.Context, fn func(store.Tx) error) error {
 	return s.timed(ctx, "write", func(count func()) error {
 		return s.Store.Write(ctx, func(tx store.Tx) error { count(); return fn(tx) })
 	})
@@ -57,14 +45,8 @@ func (s loggedStore) timed(ctx context.Context, op string, run func(count func()
 		s.outage.answered(start)
 	}
 	log := s.log
-	c, _ := ctx.Value(callKey{}).(*call)
-	if c != nil {
+	if c, ok := ctx.Value(callKey{}).(*call); ok {
 		log = c.log
-	}
-	if err != nil && c != nil {
-		if _, known := apierr.From(err); !known {
-			c.fault = true
-		}
 	}
 	if !log.Core().Enabled(zap.DebugLevel) {
 		return err

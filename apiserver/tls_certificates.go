@@ -5,18 +5,17 @@ import (
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/filter"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
 
-const kindTLSCertificate = "tls_certificate"
-
 // tlsCertificates is /tls_certificates (details.md §6.6, §7.7): an uploaded chain and key.
 // The members after certificate_pem are derived from the leaf; the key is kept in the secret
 // column and never returned. The PEMs are immutable: PATCH takes description and metadata.
 var tlsCertificates = &family[api.TLSCertificate, *api.TLSCertificate, api.TLSCertificateCreate, api.TLSCertificateUpdate]{
-	kind: kindTLSCertificate,
+	kind: kinds.TLSCertificate,
 	def:  api.TLSCertificates,
 	filter: withFields(textFields, filter.Fields{
 		"subject_common_name": filter.String,
@@ -57,7 +56,7 @@ var tlsCertificates = &family[api.TLSCertificate, *api.TLSCertificate, api.TLSCe
 		cert.SubjectLocality = nameValue(subject.Locality)
 		cert.SubjectProvince = nameValue(subject.Province)
 		cert.SubjectCountry = nameValue(subject.Country)
-		return tlsCertificateSecret{PrivateKeyPEM: *in.PrivateKeyPEM}, nil
+		return kinds.TLSCertificateSecret{PrivateKeyPEM: *in.PrivateKeyPEM}, nil
 	},
 	update: func(c *call, tx store.Tx, in *api.TLSCertificateUpdate, cert *api.TLSCertificate) error {
 		return setText(rules.TLSCertificateText, in.Description, in.Metadata, &cert.Description, &cert.Metadata)
@@ -73,9 +72,4 @@ var tlsCertificates = &family[api.TLSCertificate, *api.TLSCertificate, api.TLSCe
 		e := apierr.BadRequest("ERR_1966", "The TLS certificate %s is in use by reserved domain %s and cannot be deleted; detach it first (DELETE /reserved_domains/{id}/certificate).", cert.ID, strings.Join(domains, ", "))
 		return apierr.WithDetail(e, "referrers", strings.Join(domains, ","))
 	},
-}
-
-// tlsCertificateSecret is the stored private key of a TLS certificate, as uploaded.
-type tlsCertificateSecret struct {
-	PrivateKeyPEM string `json:"private_key_pem"`
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/filter"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
@@ -55,7 +56,7 @@ func (v *view[T]) handleList(c *call) error {
 
 func (v *view[T]) handleGet(c *call) error {
 	var out *T
-	err := c.s.opts.Store.Read(c.r.Context(), func(tx store.Tx) error {
+	err := c.read(func(tx store.Tx) error {
 		o, err := v.load(c, tx)
 		if err != nil {
 			return err
@@ -124,7 +125,7 @@ var tunnels = &view[api.Tunnel]{
 			ref := c.ref(t.Endpoint.ID)
 			t.Endpoint = &ref
 		}
-		backends, err := tx.List(c.r.Context(), store.ListQuery{Kind: kindTunnelGroupBackend, AccountID: c.who.accountID})
+		backends, err := tx.List(c.r.Context(), store.ListQuery{Kind: kinds.TunnelGroupBackend, AccountID: c.who.accountID})
 		if err != nil {
 			return err
 		}
@@ -214,7 +215,7 @@ func sessionCommandRoutes(v *view[api.TunnelSession], s *Server, mux *router) {
 				return err
 			}
 			var sess *store.Object
-			err := s.opts.Store.Read(c.r.Context(), func(tx store.Tx) (err error) {
+			err := c.read(func(tx store.Tx) (err error) {
 				sess, err = v.load(c, tx)
 				return err
 			})

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
@@ -45,7 +46,7 @@ func (a *agentConn) bind(m agentproto.Message) (agentproto.Message, error) {
 	var ep *api.Endpoint
 	var owner string // the reserved domain or address the bind uses
 	err := h.store.Write(ctx, func(tx store.Tx) error {
-		cred, err := tx.Get(ctx, kindCredential, a.credentialID)
+		cred, err := tx.Get(ctx, kinds.Credential, a.credentialID)
 		if err != nil {
 			return err
 		}
@@ -65,7 +66,7 @@ func (a *agentConn) bind(m agentproto.Message) (agentproto.Message, error) {
 		ep = newEndpoint(now, a, m, tunnel.ID, owner)
 		tunnel.PublicURL = ep.URL
 		tunnel.Endpoint = &api.Ref{ID: ep.ID}
-		key := "agent_bind:" + ep.Hostport
+		key := kinds.AgentBindKey(ep.Hostport)
 		if err := insertTunnel(ctx, tx, a.accountID, &tunnel, []string{key}); err != nil {
 			var dup *store.DuplicateError
 			if errors.As(err, &dup) {
@@ -82,7 +83,7 @@ func (a *agentConn) bind(m agentproto.Message) (agentproto.Message, error) {
 		}
 		// The endpoint holds the tunnel and its domain or address, so neither can be
 		// deleted under it (ERR_446 for a domain).
-		return tx.Insert(ctx, &store.Object{Kind: KindEndpoint, ID: ep.ID, AccountID: a.accountID, Doc: doc, Refs: []string{tunnel.ID, owner}})
+		return tx.Insert(ctx, &store.Object{Kind: kinds.Endpoint, ID: ep.ID, AccountID: a.accountID, Doc: doc, Refs: []string{tunnel.ID, owner}})
 	})
 	if err != nil {
 		return agentproto.Message{}, err
@@ -102,14 +103,14 @@ func insertTunnel(ctx context.Context, tx store.Tx, accountID string, t *api.Tun
 	if err != nil {
 		return err
 	}
-	return tx.Insert(ctx, &store.Object{Kind: KindTunnel, ID: t.ID, AccountID: accountID, Doc: doc, UniqueKeys: keys, Refs: []string{t.TunnelSession.ID}})
+	return tx.Insert(ctx, &store.Object{Kind: kinds.Tunnel, ID: t.ID, AccountID: accountID, Doc: doc, UniqueKeys: keys, Refs: []string{t.TunnelSession.ID}})
 }
 
 // unbind closes one of the session's tunnels.
 func (a *agentConn) unbind(m agentproto.Message) error {
 	ctx := a.hub.ctx
 	err := a.hub.store.Write(ctx, func(tx store.Tx) error {
-		o, err := tx.Get(ctx, KindTunnel, m.TunnelID)
+		o, err := tx.Get(ctx, kinds.Tunnel, m.TunnelID)
 		if err == nil && !slices.Contains(o.Refs, a.sessionID) {
 			err = store.ErrNotFound
 		}
@@ -248,7 +249,7 @@ func labelRuleMatches(rule, key, value string) bool {
 // ERR_7113.
 func (h *Plane) boundOwner(ctx context.Context, tx store.Tx, accountID string, m agentproto.Message) (string, error) {
 	if m.Addr != "" {
-		o, err := tx.Lookup(ctx, h.host.ReservedAddrKey(m.Addr))
+		o, err := tx.Lookup(ctx, kinds.ReservedAddrKey(m.Addr))
 		switch {
 		case isNotFound(err):
 			return "", apierr.WithDetail(apierr.BadRequest("ERR_7113", "The address %s is not reserved.", rules.Quote(m.Addr)), "param", "addr")
@@ -269,7 +270,7 @@ func (h *Plane) boundOwner(ctx context.Context, tx store.Tx, accountID string, m
 		rest = after
 	}
 	for _, name := range candidates {
-		o, err := tx.Lookup(ctx, h.host.ReservedDomainKey(name))
+		o, err := tx.Lookup(ctx, kinds.ReservedDomainKey(name))
 		if isNotFound(err) {
 			continue
 		}

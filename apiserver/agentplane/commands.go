@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
@@ -132,7 +133,7 @@ func (h *Plane) remoteCommand(ctx context.Context, sess *store.Object, name stri
 	id := ids.New(ids.AgentCommand)
 	doc, _ := json.Marshal(storedCommand{SessionID: sess.ID, Command: name, State: "pending"})
 	err := h.store.Write(ctx, func(tx store.Tx) error {
-		return tx.Insert(ctx, &store.Object{Kind: KindAgentCommand, ID: id, AccountID: sess.AccountID, Doc: doc, Refs: []string{h.replica}})
+		return tx.Insert(ctx, &store.Object{Kind: kinds.AgentCommand, ID: id, AccountID: sess.AccountID, Doc: doc, Refs: []string{h.replica}})
 	})
 	if err != nil {
 		return agentproto.Message{}, err
@@ -142,7 +143,7 @@ func (h *Plane) remoteCommand(ctx context.Context, sess *store.Object, name stri
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_ = h.store.Write(ctx, func(tx store.Tx) error {
-			if err := tx.Delete(ctx, KindAgentCommand, id); err != nil && !isNotFound(err) {
+			if err := tx.Delete(ctx, kinds.AgentCommand, id); err != nil && !isNotFound(err) {
 				return err
 			}
 			return nil
@@ -160,7 +161,7 @@ func (h *Plane) remoteCommand(ctx context.Context, sess *store.Object, name stri
 		var sessionGone bool
 		var rowGone bool
 		err := h.store.Read(ctx, func(tx store.Tx) error {
-			o, err := tx.Get(ctx, KindAgentCommand, id)
+			o, err := tx.Get(ctx, kinds.AgentCommand, id)
 			if isNotFound(err) {
 				rowGone = true // the sweep of a dead replica took it
 				return nil
@@ -168,7 +169,7 @@ func (h *Plane) remoteCommand(ctx context.Context, sess *store.Object, name stri
 			if err != nil {
 				return err
 			}
-			if _, err := tx.Get(ctx, KindTunnelSession, sess.ID); isNotFound(err) {
+			if _, err := tx.Get(ctx, kinds.TunnelSession, sess.ID); isNotFound(err) {
 				sessionGone = true
 			} else if err != nil {
 				return err
@@ -214,7 +215,7 @@ func (h *Plane) takeCommands(accountID string) error {
 	ctx := h.ctx
 	var pending []*store.Object
 	err := h.store.Read(ctx, func(tx store.Tx) (err error) {
-		pending, err = tx.List(ctx, store.ListQuery{Kind: KindAgentCommand, AccountID: accountID})
+		pending, err = tx.List(ctx, store.ListQuery{Kind: kinds.AgentCommand, AccountID: accountID})
 		return err
 	})
 	if err != nil {
@@ -232,7 +233,7 @@ func (h *Plane) takeCommands(accountID string) error {
 		claimed := false
 		err := h.store.Write(ctx, func(tx store.Tx) error {
 			claimed = false
-			cur, err := tx.Get(ctx, KindAgentCommand, o.ID)
+			cur, err := tx.Get(ctx, kinds.AgentCommand, o.ID)
 			if isNotFound(err) {
 				return nil
 			}
@@ -273,7 +274,7 @@ func (h *Plane) deliverStored(a *agentConn, id string, cmd storedCommand) {
 	}
 	doc, _ := json.Marshal(cmd)
 	err = h.store.Write(h.ctx, func(tx store.Tx) error {
-		cur, err := tx.Get(h.ctx, KindAgentCommand, id)
+		cur, err := tx.Get(h.ctx, kinds.AgentCommand, id)
 		if isNotFound(err) {
 			return nil // the sender gave up
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/coder/websocket"
 	"go.uber.org/zap"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
@@ -69,11 +70,11 @@ func (h *Plane) renewLease(ctx context.Context) (taken bool, err error) {
 		return false, err
 	}
 	err = h.store.Write(ctx, func(tx store.Tx) error {
-		o, err := tx.Get(ctx, KindAgentReplica, h.replica)
+		o, err := tx.Get(ctx, kinds.AgentReplica, h.replica)
 		taken = isNotFound(err)
 		switch {
 		case taken:
-			return tx.Insert(ctx, &store.Object{Kind: KindAgentReplica, ID: h.replica, Doc: doc})
+			return tx.Insert(ctx, &store.Object{Kind: kinds.AgentReplica, ID: h.replica, Doc: doc})
 		case err != nil:
 			return err
 		}
@@ -102,7 +103,7 @@ func (h *Plane) beat() {
 	err := h.store.Read(h.ctx, func(tx store.Tx) error {
 		objs, err := tx.Referrers(h.ctx, h.replica)
 		for _, o := range objs {
-			held[o.ID] = o.Kind == KindTunnelSession
+			held[o.ID] = o.Kind == kinds.TunnelSession
 		}
 		return err
 	})
@@ -129,7 +130,7 @@ func (h *Plane) sweep() error {
 	ctx := h.ctx
 	var leases []*store.Object
 	err := h.store.Read(ctx, func(tx store.Tx) (err error) {
-		leases, err = tx.List(ctx, store.ListQuery{Kind: KindAgentReplica})
+		leases, err = tx.List(ctx, store.ListQuery{Kind: kinds.AgentReplica})
 		return err
 	})
 	if err != nil {
@@ -160,10 +161,10 @@ func leaseExpired(o *store.Object, now time.Time) bool {
 // is alive after all.
 func (h *Plane) reapReplica(ctx context.Context, replica string, force bool) error {
 	for {
-		var done, delivering bool
+		var done bool
 		err := h.store.Write(ctx, func(tx store.Tx) error {
-			done, delivering = false, false
-			lease, err := tx.Get(ctx, KindAgentReplica, replica)
+			done = false
+			lease, err := tx.Get(ctx, kinds.AgentReplica, replica)
 			if isNotFound(err) {
 				done = true
 				return nil
@@ -181,27 +182,24 @@ func (h *Plane) reapReplica(ctx context.Context, replica string, force bool) err
 			}
 			if len(held) == 0 {
 				done = true
-				return tx.Delete(ctx, KindAgentReplica, replica)
+				return tx.Delete(ctx, kinds.AgentReplica, replica)
 			}
 			for _, o := range held[:min(len(held), reapBatch)] {
-				if o.Kind != KindTunnelSession {
+				if o.Kind != kinds.TunnelSession {
 					if err := tx.Delete(ctx, o.Kind, o.ID); err != nil {
 						return err
 					}
 					continue
 				}
-				d, err := h.EndSession(ctx, tx, o.ID)
-				if err != nil {
+				if err := h.EndSession(ctx, tx, o.ID); err != nil {
 					return err
 				}
-				delivering = delivering || d
 			}
 			return nil
 		})
 		if err != nil {
 			return err
 		}
-		h.host.Written(delivering)
 		if done {
 			return nil
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
@@ -91,8 +92,8 @@ func (h *Plane) checkHeldSessions(ctx context.Context, tx store.Tx, cred *store.
 		count func() (int, error)
 		what  string
 	}{
-		{l.credentialMax, func() (int, error) { return tx.CountReferrers(ctx, cred.ID, KindTunnelSession) }, "tunnel credential"},
-		{l.accountMax, func() (int, error) { return tx.Count(ctx, KindTunnelSession, cred.AccountID) }, "account"},
+		{l.credentialMax, func() (int, error) { return tx.CountReferrers(ctx, cred.ID, kinds.TunnelSession) }, "tunnel credential"},
+		{l.accountMax, func() (int, error) { return tx.Count(ctx, kinds.TunnelSession, cred.AccountID) }, "account"},
 	} {
 		if lim.max == 0 {
 			continue

@@ -25,25 +25,13 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
-
-// Store kinds of the agent plane; the API lists the first three (read-only).
-const (
-	KindTunnelSession = "tunnel_session"
-	KindTunnel        = "tunnel"
-	KindEndpoint      = "endpoint"
-	KindAgentCommand  = "agent_command"
-	KindAgentReplica  = "agent_replica"
-)
-
-// kindCredential is the store kind of tunnel credentials (the API's family): a session and
-// its binds read the credential as it stands.
-const kindCredential = "credential"
 
 // transport is the tunnel sessions' transport member (details.md §7.6: "<service>/v2").
 const transport = "warren/v2"
@@ -139,10 +127,8 @@ type Host struct {
 	RequestLog func(r *http.Request) *zap.Logger
 	WriteError func(w http.ResponseWriter, r *http.Request, err error)
 	// SessionEvent writes a session's start or stop event in tx, when an event subscription
-	// of the account names its type; Written is called after the commit of a transaction
-	// that wrote one (delivering), to wake the delivery worker.
-	SessionEvent func(ctx context.Context, tx store.Tx, accountID, eventType string, sess api.TunnelSession) (delivering bool, err error)
-	Written      func(delivering bool)
+	// of the account names its type (the outbox wakes its worker once tx commits).
+	SessionEvent func(ctx context.Context, tx store.Tx, accountID, eventType string, sess api.TunnelSession) error
 	// StoreDown reports err when it says the store is unreachable (logged once per outage).
 	StoreDown func(err error) bool
 	// Limiter is a per-key token bucket of perMinute, scoped by scope (the API's limiter,
@@ -150,9 +136,6 @@ type Host struct {
 	Limiter func(scope string, perMinute int) Limiter
 	// Metrics registers the plane's series (streams); nil registers none.
 	Metrics prometheus.Registerer
-	// ReservedDomainKey and ReservedAddrKey are the unique keys of a reserved domain's name
-	// and a reserved address: a bind's hostname or addr must be one of the account's.
-	ReservedDomainKey, ReservedAddrKey func(string) string
 }
 
 // Limiter takes one from key's allowance: allowed, or the time until it would be.
@@ -456,18 +439,13 @@ func (a *agentConn) endRows() {
 	// The hub's context may be cancelled (shutdown): the rows must go all the same.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var delivering bool
-	err := h.store.Write(ctx, func(tx store.Tx) (err error) {
-		delivering, err = h.EndSession(ctx, tx, a.sessionID)
-		return err
-	})
+	err := h.store.Write(ctx, func(tx store.Tx) error { return h.EndSession(ctx, tx, a.sessionID) })
 	if err != nil {
 		h.logStoreError(a.log, "agent session cleanup", err)
 		return // finish tries again
 	}
 	a.rowsGone = true
 	h.tunnels.removeSession(a)
-	h.host.Written(delivering)
 }
 
 // read reads one message of the control stream; any message proves the agent alive.
@@ -595,9 +573,8 @@ func (a *agentConn) start(hello agentproto.Message, ip string) error {
 	}
 	secret, _ := json.Marshal(sessionSecret{Replica: h.replica})
 	ctx := h.ctx
-	var delivering bool
 	err = h.store.Write(ctx, func(tx store.Tx) error {
-		cred, err := tx.Get(ctx, kindCredential, a.credentialID)
+		cred, err := tx.Get(ctx, kinds.Credential, a.credentialID)
 		if isNotFound(err) {
 			return apierr.Forbidden("ERR_203", "The tunnel credential was revoked.")
 		} else if err != nil {
@@ -607,47 +584,45 @@ func (a *agentConn) start(hello agentproto.Message, ip string) error {
 		if err := h.checkHeldSessions(ctx, tx, cred); err != nil {
 			return err
 		}
-		err = tx.Insert(ctx, &store.Object{Kind: KindTunnelSession, ID: sess.ID, AccountID: a.accountID, Doc: doc, Secret: secret, Refs: []string{a.credentialID, h.replica}})
+		err = tx.Insert(ctx, &store.Object{Kind: kinds.TunnelSession, ID: sess.ID, AccountID: a.accountID, Doc: doc, Secret: secret, Refs: []string{a.credentialID, h.replica}})
 		if err != nil {
 			return err
 		}
-		delivering, err = h.host.SessionEvent(ctx, tx, a.accountID, "agent_session_start.v0", sess)
-		return err
+		return h.host.SessionEvent(ctx, tx, a.accountID, "agent_session_start.v0", sess)
 	})
 	if err != nil {
 		return err
 	}
 	a.sessionID = sess.ID
-	h.host.Written(delivering)
 	return nil
 }
 
 // EndSession deletes a session, its tunnels and their endpoints and writes its stop event,
 // in tx. A session already gone is no error (its credential's deletion removed it). Its
 // socket, if this replica holds it, closes at End or at the next heartbeat.
-func (h *Plane) EndSession(ctx context.Context, tx store.Tx, sessionID string) (delivering bool, err error) {
-	o, err := tx.Get(ctx, KindTunnelSession, sessionID)
+func (h *Plane) EndSession(ctx context.Context, tx store.Tx, sessionID string) error {
+	o, err := tx.Get(ctx, kinds.TunnelSession, sessionID)
 	if isNotFound(err) {
-		return false, nil
+		return nil
 	}
 	if err != nil {
-		return false, err
+		return err
 	}
 	tunnels, err := tx.Referrers(ctx, sessionID)
 	if err != nil {
-		return false, err
+		return err
 	}
 	for _, t := range tunnels {
 		if err := deleteTunnel(ctx, tx, t.ID); err != nil {
-			return false, err
+			return err
 		}
 	}
-	if err := tx.Delete(ctx, KindTunnelSession, sessionID); err != nil {
-		return false, err
+	if err := tx.Delete(ctx, kinds.TunnelSession, sessionID); err != nil {
+		return err
 	}
 	var sess api.TunnelSession
 	if err := json.Unmarshal(o.Doc, &sess); err != nil {
-		return false, err
+		return err
 	}
 	return h.host.SessionEvent(ctx, tx, o.AccountID, "agent_session_stop.v0", sess)
 }
@@ -663,7 +638,7 @@ func deleteTunnel(ctx context.Context, tx store.Tx, tunnelID string) error {
 			return err
 		}
 	}
-	return tx.Delete(ctx, KindTunnel, tunnelID)
+	return tx.Delete(ctx, kinds.Tunnel, tunnelID)
 }
 
 func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }

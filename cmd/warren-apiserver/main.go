@@ -25,6 +25,7 @@ import (
 	"github.com/warrenhq/terraform-provider-warren/apiserver"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/agentplane"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/delivery"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/events"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/postgres"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sealing"
@@ -193,10 +194,10 @@ func newFlagSet() (fs *cliflags.Set, cfg *config) {
 	dur(&cfg.writeTimeout, "write-timeout", "WARREN_WRITE_TIMEOUT", 60*time.Second, "longest time from the end of a request's headers to the end of its response, 0 for no limit")
 	dur(&cfg.idleTimeout, "idle-timeout", "WARREN_IDLE_TIMEOUT", 120*time.Second, "longest time a keep-alive connection may wait for its next request (0: the read timeout)")
 	str(&cfg.trustedProxies, "trusted-proxies", "WARREN_TRUSTED_PROXIES", "", "comma-separated CIDRs of reverse proxies whose X-Forwarded-For gives the client address for API IP restrictions (none by default)")
-	num(&cfg.eventWorkers, "event-workers", "WARREN_EVENT_WORKERS", apiserver.DefaultEventWorkers, "event destinations this process sends to at once; 0 delivers no events here (they wait for a replica that does)")
-	dur(&cfg.eventGiveUpAfter, "event-give-up-after", "WARREN_EVENT_GIVE_UP_AFTER", apiserver.DefaultEventGiveUpAfter, "age at which an event not yet delivered to a destination fails for good")
-	dur(&cfg.eventMaxBackoff, "event-max-backoff", "WARREN_EVENT_MAX_BACKOFF", apiserver.DefaultEventMaxBackoff, "longest wait between two attempts to deliver an event (the wait doubles from 1s)")
-	dur(&cfg.eventRetention, "event-retention", "WARREN_EVENT_RETENTION", apiserver.DefaultEventRetention, "how long delivered and failed events are kept (GET /_admin/events)")
+	num(&cfg.eventWorkers, "event-workers", "WARREN_EVENT_WORKERS", events.DefaultWorkers, "event destinations this process sends to at once; 0 delivers no events here (they wait for a replica that does)")
+	dur(&cfg.eventGiveUpAfter, "event-give-up-after", "WARREN_EVENT_GIVE_UP_AFTER", events.DefaultGiveUpAfter, "age at which an event not yet delivered to a destination fails for good")
+	dur(&cfg.eventMaxBackoff, "event-max-backoff", "WARREN_EVENT_MAX_BACKOFF", events.DefaultMaxBackoff, "longest wait between two attempts to deliver an event (the wait doubles from 1s)")
+	dur(&cfg.eventRetention, "event-retention", "WARREN_EVENT_RETENTION", events.DefaultRetention, "how long delivered and failed events are kept (GET /_admin/events)")
 	dur(&cfg.agentHeartbeat, "agent-heartbeat", "WARREN_AGENT_HEARTBEAT", agentplane.DefaultHeartbeat, "how often the server and each agent must hear from each other; an agent silent for three intervals is disconnected and its session deleted")
 	dur(&cfg.agentCommandTimeout, "agent-command-timeout", "WARREN_AGENT_COMMAND_TIMEOUT", agentplane.DefaultCommandTimeout, "how long a tunnel-session command (restart, stop, update) waits for the agent's answer (then 504 ERR_810)")
 	dur(&cfg.agentReplicaLease, "agent-replica-lease", "WARREN_AGENT_REPLICA_LEASE", 0, "how long this replica's liveness lease lasts (renewed every heartbeat, longer than it); once it runs out, other replicas end the sessions it held (0: three heartbeat intervals)")
@@ -204,7 +205,7 @@ func newFlagSet() (fs *cliflags.Set, cfg *config) {
 	num(&cfg.agentAccountSessionRate, "agent-account-session-rate", "WARREN_AGENT_ACCOUNT_SESSION_RATE", agentplane.DefaultAccountSessionRate, "agent sessions the credentials of one account may start per minute together; 0 for no limit")
 	num(&cfg.agentMaxSessions, "agent-max-sessions", "WARREN_AGENT_MAX_SESSIONS", agentplane.DefaultCredentialSessions, "agent sessions one tunnel credential may hold at once, on all replicas (429 ERR_225 beyond); 0 for no cap")
 	num(&cfg.agentAccountMaxSessions, "agent-account-max-sessions", "WARREN_AGENT_ACCOUNT_MAX_SESSIONS", agentplane.DefaultAccountSessions, "agent sessions the credentials of one account may hold at once together; 0 for no cap")
-	dur(&cfg.eventLease, "event-lease", "WARREN_EVENT_LEASE", apiserver.DefaultEventLease, "how long a replica holds a destination's deliveries while it sends them (a send may take half of it); after a crash they wait this long")
+	dur(&cfg.eventLease, "event-lease", "WARREN_EVENT_LEASE", events.DefaultLease, "how long a replica holds a destination's deliveries while it sends them (a send may take half of it); after a crash they wait this long")
 	e := &cfg.eventEndpoints
 	str(&e.Firehose, "event-endpoint-delivery-stream", "WARREN_EVENT_ENDPOINT_DELIVERY_STREAM", "", "URL of the delivery stream (Firehose) API, instead of the ARN's region's")
 	str(&e.Kinesis, "event-endpoint-data-stream", "WARREN_EVENT_ENDPOINT_DATA_STREAM", "", "URL of the data stream (Kinesis) API, instead of the ARN's region's")
@@ -311,7 +312,7 @@ func (cfg *config) options() apiserver.Options {
 		DomainBase:            cfg.domainBase,
 		AddrPool:              apiserver.AddrPool{Host: cfg.tcpAddrHost, MinPort: cfg.minPort, MaxPort: cfg.maxPort},
 		TrustedProxies:        cfg.proxies,
-		Events: apiserver.EventOptions{
+		Events: events.Options{
 			Workers:     cmp.Or(cfg.eventWorkers, -1), // the flag's 0 is "none here", Options' 0 the default
 			GiveUpAfter: cfg.eventGiveUpAfter,
 			MaxBackoff:  cfg.eventMaxBackoff,

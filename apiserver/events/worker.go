@@ -1,4 +1,4 @@
-package apiserver
+package events
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -14,22 +13,29 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/delivery"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
-	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
 
-// EventSender sends events to a destination's target (delivery.Sender does, through each
+// Outcomes of an event's delivery attempt (Env.Delivered).
+const (
+	OutcomeDelivered = "delivered"
+	OutcomeRetried   = "retried" // failed, tried again later
+	OutcomeFailed    = "failed"  // failed for good
+)
+
+// Sender sends events to a destination's target (delivery.Sender does, through each
 // target's real client).
-type EventSender interface {
+type Sender interface {
 	Send(ctx context.Context, target *api.EventTarget, events []delivery.Event) error
 }
 
-// EventOptions configure the delivery of events. The zero value delivers with the defaults.
-type EventOptions struct {
+// Options configure the delivery of events. The zero value delivers with the defaults.
+type Options struct {
 	// Sender sends the events; nil means a delivery.Sender with Endpoints.
-	Sender EventSender
+	Sender Sender
 	// Endpoints override the targets' endpoints of the default Sender.
 	Endpoints delivery.Endpoints
 	// Workers is the number of destinations served at once; 0 means 4. A negative value
@@ -51,42 +57,44 @@ type EventOptions struct {
 	Lease time.Duration
 }
 
-// Defaults of EventOptions.
+// Defaults of Options.
 const (
-	DefaultEventWorkers     = 4
-	DefaultEventPoll        = time.Second
-	DefaultEventBatch       = 100
-	DefaultEventMinBackoff  = time.Second
-	DefaultEventMaxBackoff  = 5 * time.Minute
-	DefaultEventGiveUpAfter = 24 * time.Hour
-	DefaultEventRetention   = 7 * 24 * time.Hour
-	DefaultEventLease       = 2 * time.Minute
+	DefaultWorkers     = 4
+	DefaultPoll        = time.Second
+	DefaultBatch       = 100
+	DefaultMinBackoff  = time.Second
+	DefaultMaxBackoff  = 5 * time.Minute
+	DefaultGiveUpAfter = 24 * time.Hour
+	DefaultRetention   = 7 * 24 * time.Hour
+	DefaultLease       = 2 * time.Minute
 )
 
-func (o *EventOptions) setDefaults() {
+// SetDefaults fills in the options left zero.
+func (o *Options) SetDefaults() {
 	def := func(v *time.Duration, d time.Duration) {
 		if *v == 0 {
 			*v = d
 		}
 	}
 	if o.Workers == 0 {
-		o.Workers = DefaultEventWorkers
+		o.Workers = DefaultWorkers
 	}
 	if o.BatchSize == 0 {
-		o.BatchSize = DefaultEventBatch
+		o.BatchSize = DefaultBatch
 	}
-	def(&o.PollInterval, DefaultEventPoll)
-	def(&o.MinBackoff, DefaultEventMinBackoff)
-	def(&o.MaxBackoff, DefaultEventMaxBackoff)
-	def(&o.GiveUpAfter, DefaultEventGiveUpAfter)
-	def(&o.Retention, DefaultEventRetention)
-	def(&o.Lease, DefaultEventLease)
+	def(&o.PollInterval, DefaultPoll)
+	def(&o.MinBackoff, DefaultMinBackoff)
+	def(&o.MaxBackoff, DefaultMaxBackoff)
+	def(&o.GiveUpAfter, DefaultGiveUpAfter)
+	def(&o.Retention, DefaultRetention)
+	def(&o.Lease, DefaultLease)
 	if o.Sender == nil {
 		o.Sender = delivery.New(delivery.Options{Endpoints: o.Endpoints})
 	}
 }
 
-func (o *EventOptions) check() error {
+// Check reports the first option New would misuse.
+func (o *Options) Check() error {
 	switch {
 	case o.PollInterval < 0, o.MinBackoff < 0, o.MaxBackoff < 0, o.GiveUpAfter < 0, o.Retention < 0, o.Lease < 0, o.BatchSize < 0:
 		return errors.New("event delivery durations and the batch size must not be negative")
@@ -96,50 +104,40 @@ func (o *EventOptions) check() error {
 	return nil
 }
 
-// deliverer is the worker that sends the outbox's deliveries. Every replica runs one; the
-// store's leases make each destination's deliveries go through one of them at a time, in
-// order.
-type deliverer struct {
-	s      *Server
-	opts   EventOptions
+// worker sends the outbox's deliveries. Every replica runs one; the store's leases make each
+// destination's deliveries go through one of them at a time, in order.
+type worker struct {
+	opts   Options
+	env    Env
 	holder string        // this process's name in leases
 	wake   chan struct{} // a new event may be due
 	stop   context.CancelFunc
 	done   chan struct{}
 }
 
-// startDelivery runs the worker until Close.
-func (s *Server) startDelivery() {
+// startWorker runs the worker of o until close; holder names this process in leases.
+func startWorker(o *Outbox, holder string) *worker {
 	ctx, stop := context.WithCancel(context.Background())
-	host, _ := os.Hostname()
-	d := &deliverer{
-		s: s, opts: s.opts.Events, stop: stop, done: make(chan struct{}), wake: make(chan struct{}, 1),
-		holder: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), ids.New("")),
-	}
-	s.deliverer = d
+	d := &worker{opts: o.opts, env: o.env, holder: holder, stop: stop, done: make(chan struct{}), wake: make(chan struct{}, 1)}
 	go d.run(ctx)
+	return d
 }
 
-// Close stops the event delivery worker and waits for the sends under way to end. The
-// store stays open (the caller closes it).
-func (s *Server) Close() error {
-	s.agents.Close()
-	if s.deliverer != nil {
-		s.deliverer.stop()
-		<-s.deliverer.done
-	}
-	return nil
+// close stops the worker and waits for the sends under way to end.
+func (d *worker) close() {
+	d.stop()
+	<-d.done
 }
 
 // notify tells the worker that an event was written.
-func (d *deliverer) notify() {
+func (d *worker) notify() {
 	select {
 	case d.wake <- struct{}{}:
 	default:
 	}
 }
 
-func (d *deliverer) run(ctx context.Context) {
+func (d *worker) run(ctx context.Context) {
 	defer close(d.done)
 	var sends sync.WaitGroup
 	defer sends.Wait()
@@ -151,7 +149,7 @@ func (d *deliverer) run(ctx context.Context) {
 	defer poll.Stop()
 	nextPrune := time.Time{}
 	for {
-		if now := d.s.opts.Now(); !now.Before(nextPrune) {
+		if now := d.env.Now(); !now.Before(nextPrune) {
 			d.prune(ctx, now)
 			nextPrune = now.Add(time.Hour)
 		}
@@ -163,9 +161,9 @@ func (d *deliverer) run(ctx context.Context) {
 			default:
 				break claim
 			}
-			batch, err := d.s.opts.Store.Claim(ctx, d.holder, d.s.opts.Now(), d.opts.Lease, d.opts.BatchSize)
+			batch, err := d.env.Store.Claim(ctx, d.holder, d.env.Now(), d.opts.Lease, d.opts.BatchSize)
 			if err != nil && ctx.Err() == nil {
-				d.s.logStoreError(d.s.log, "claiming event deliveries", err)
+				d.env.LogStoreError(d.env.Log, "claiming event deliveries", err)
 			}
 			if len(batch) == 0 {
 				free <- struct{}{}
@@ -186,7 +184,7 @@ func (d *deliverer) run(ctx context.Context) {
 }
 
 // send delivers the claimed deliveries of one destination and records the outcome.
-func (d *deliverer) send(ctx context.Context, batch []*store.Delivery) {
+func (d *worker) send(ctx context.Context, batch []*store.Delivery) {
 	destinationID := batch[0].DestinationID
 	target, err := d.target(ctx, destinationID)
 	kind := ""
@@ -204,7 +202,7 @@ func (d *deliverer) send(ctx context.Context, batch []*store.Delivery) {
 	if ctx.Err() != nil {
 		return // shutting down: the lease runs out and the batch is sent again
 	}
-	now := d.s.opts.Now()
+	now := d.env.Now()
 	outcomes := make([]store.Outcome, len(batch))
 	failed := 0
 	for i, del := range batch {
@@ -223,28 +221,28 @@ func (d *deliverer) send(ctx context.Context, batch []*store.Delivery) {
 	fields := []zap.Field{zap.String("destination_id", destinationID), zap.String("target", kind), zap.Int("events", len(batch))}
 	switch {
 	case err == nil:
-		d.s.metrics.delivered(kind, outcomeDelivered, len(batch))
-		d.s.log.Debug("events delivered", fields...)
+		d.env.Delivered(kind, OutcomeDelivered, len(batch))
+		d.env.Log.Debug("events delivered", fields...)
 	case failed > 0:
-		d.s.metrics.delivered(kind, outcomeFailed, failed)
-		d.s.metrics.delivered(kind, outcomeRetried, len(batch)-failed)
-		d.s.log.Error("event delivery failed for good", append(fields, zap.Int("failed", failed), zap.String("error", rules.Clip(err.Error())))...)
+		d.env.Delivered(kind, OutcomeFailed, failed)
+		d.env.Delivered(kind, OutcomeRetried, len(batch)-failed)
+		d.env.Log.Error("event delivery failed for good", append(fields, zap.Int("failed", failed), zap.String("error", rules.Clip(err.Error())))...)
 	default:
-		d.s.metrics.delivered(kind, outcomeRetried, len(batch))
-		d.s.log.Warn("event delivery failed; will retry", append(fields, zap.Int("attempt", batch[0].Attempts+1), zap.String("error", rules.Clip(err.Error())))...)
+		d.env.Delivered(kind, OutcomeRetried, len(batch))
+		d.env.Log.Warn("event delivery failed; will retry", append(fields, zap.Int("attempt", batch[0].Attempts+1), zap.String("error", rules.Clip(err.Error())))...)
 	}
-	if err := d.s.opts.Store.Finish(context.WithoutCancel(ctx), d.holder, now, outcomes); err != nil {
-		d.s.logStoreError(d.s.log, "recording event deliveries", err, zap.String("destination_id", destinationID))
+	if err := d.env.Store.Finish(context.WithoutCancel(ctx), d.holder, now, outcomes); err != nil {
+		d.env.LogStoreError(d.env.Log, "recording event deliveries", err, zap.String("destination_id", destinationID))
 	}
 }
 
 var errDestinationGone = errors.New("the event destination no longer exists")
 
 // target reads a destination's target with its secrets.
-func (d *deliverer) target(ctx context.Context, id string) (*api.EventTarget, error) {
+func (d *worker) target(ctx context.Context, id string) (*api.EventTarget, error) {
 	var target *api.EventTarget
-	err := d.s.opts.Store.Read(ctx, func(tx store.Tx) error {
-		o, err := tx.Get(ctx, kindEventDestination, id)
+	err := d.env.Store.Read(ctx, func(tx store.Tx) error {
+		o, err := tx.Get(ctx, kinds.EventDestination, id)
 		if errors.Is(err, store.ErrNotFound) {
 			return errDestinationGone
 		}
@@ -260,7 +258,7 @@ func (d *deliverer) target(ctx context.Context, id string) (*api.EventTarget, er
 // backoff is the wait before attempt n+1 (n ≥ 1): MinBackoff doubled per attempt, capped at
 // MaxBackoff, of which a random half is waited ("equal jitter"), so that retries of many
 // destinations spread out.
-func (d *deliverer) backoff(attempt int) time.Duration {
+func (d *worker) backoff(attempt int) time.Duration {
 	wait := d.opts.MaxBackoff
 	if attempt < 40 {
 		wait = min(d.opts.MinBackoff<<(attempt-1), d.opts.MaxBackoff)
@@ -270,13 +268,13 @@ func (d *deliverer) backoff(attempt int) time.Duration {
 }
 
 // prune deletes the events and deliveries past the retention period.
-func (d *deliverer) prune(ctx context.Context, now time.Time) {
-	n, err := d.s.opts.Store.Prune(ctx, now.Add(-d.opts.Retention))
+func (d *worker) prune(ctx context.Context, now time.Time) {
+	n, err := d.env.Store.Prune(ctx, now.Add(-d.opts.Retention))
 	switch {
 	case err != nil && ctx.Err() == nil:
-		d.s.logStoreError(d.s.log, "pruning old events", err)
+		d.env.LogStoreError(d.env.Log, "pruning old events", err)
 	case n > 0:
-		d.s.log.Info("pruned old events", zap.Int64("events", n))
+		d.env.Log.Info("pruned old events", zap.Int64("events", n))
 	}
 }
 
@@ -286,14 +284,14 @@ func destinationTarget(o *store.Object) (*api.EventTarget, error) {
 	if err := json.Unmarshal(o.Doc, &dest); err != nil {
 		return nil, err
 	}
-	var secret destinationSecret
+	var secret kinds.DestinationSecret
 	if len(o.Secret) > 0 {
 		if err := json.Unmarshal(o.Secret, &secret); err != nil {
 			return nil, err
 		}
 	}
-	for _, f := range secret.fields(&dest.Target) {
-		*f.wire = *f.stored
+	for _, f := range secret.Fields(&dest.Target) {
+		*f.Wire = *f.Stored
 	}
 	return &dest.Target, nil
 }
