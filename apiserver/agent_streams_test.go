@@ -128,18 +128,21 @@ func TestAgentStreamsReachTheApp(t *testing.T) {
 	labeled := c.agent.Tunnels()[2].ID
 
 	// What the edge finds: by ID, by endpoint hostport, by labels.
-	tcp, ok := plane.EndpointTunnel(c.addr)
+	tcp, ok := plane.Endpoint("tcp", c.addr)
 	equal(t, "tcp endpoint", []any{ok, tcp.ID, tcp.Proto, tcp.AccountID, tcp.SessionID}, []any{true, c.tcpTunnel, "tcp", c.srv.AccountID, c.agent.SessionID()})
-	web, ok := plane.EndpointTunnel("app.example.com:443")
+	web, ok := plane.Endpoint("http", "app.example.com:80")
 	equal(t, "http endpoint", []any{ok, web.ID, web.Proto, web.Hostport}, []any{true, c.httpTunn, "http", "app.example.com:443"})
+	if _, ok := plane.Endpoint("https", "app.example.com:443"); ok {
+		t.Fatal("an http tunnel answers for https")
+	}
 	byID, ok := plane.Tunnel(labeled)
 	equal(t, "labeled tunnel", []any{ok, byID.Labels, byID.Hostport}, []any{true, map[string]string{"app": "shop", "env": "prod"}, ""})
-	group := plane.LabeledTunnels(c.srv.AccountID, map[string]string{"app": "shop"})
+	group := plane.Matching(c.srv.AccountID, map[string]string{"app": "shop"})
 	equal(t, "a group of app=shop", len(group), 1)
 	equal(t, "its tunnel", group[0].ID, labeled)
-	equal(t, "a group of app=other", len(plane.LabeledTunnels(c.srv.AccountID, map[string]string{"app": "other"})), 0)
-	equal(t, "another account's group", len(plane.LabeledTunnels("acc_other", map[string]string{"app": "shop"})), 0)
-	if _, ok := plane.EndpointTunnel("other.example.com:443"); ok {
+	equal(t, "a group of app=other", len(plane.Matching(c.srv.AccountID, map[string]string{"app": "other"})), 0)
+	equal(t, "another account's group", len(plane.Matching("acc_other", map[string]string{"app": "shop"})), 0)
+	if _, ok := plane.Endpoint("https", "other.example.com:443"); ok {
 		t.Fatal("an unbound hostport has a tunnel")
 	}
 

@@ -61,7 +61,21 @@ type Tunnel struct {
 type tunnelIndex struct {
 	mu         sync.RWMutex
 	byID       map[string]heldTunnel
-	byHostport map[string]string // hostport -> tunnel ID
+	byEndpoint map[string]string // endpointKey -> tunnel ID
+}
+
+// endpointKey is what an agent endpoint is found by: the hostname of an http, https or tls
+// tunnel (whatever the port the edge serves it on: 443, or 80 for http), the address of a
+// tcp one. A hostname or address is bound by one tunnel at most (kinds.AgentBindKey).
+func endpointKey(proto, hostport string) string {
+	if proto == "tcp" {
+		return "tcp " + hostport
+	}
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = hostport
+	}
+	return "host " + host
 }
 
 // heldTunnel is a tunnel and the connection that holds it.
@@ -71,7 +85,7 @@ type heldTunnel struct {
 }
 
 func newTunnelIndex() *tunnelIndex {
-	return &tunnelIndex{byID: map[string]heldTunnel{}, byHostport: map[string]string{}}
+	return &tunnelIndex{byID: map[string]heldTunnel{}, byEndpoint: map[string]string{}}
 }
 
 func (x *tunnelIndex) add(a *agentConn, t Tunnel) {
@@ -79,7 +93,7 @@ func (x *tunnelIndex) add(a *agentConn, t Tunnel) {
 	defer x.mu.Unlock()
 	x.byID[t.ID] = heldTunnel{Tunnel: t, conn: a}
 	if t.Hostport != "" {
-		x.byHostport[t.Hostport] = t.ID
+		x.byEndpoint[endpointKey(t.Proto, t.Hostport)] = t.ID
 	}
 }
 
@@ -95,8 +109,8 @@ func (x *tunnelIndex) removeLocked(tunnelID string) {
 		return
 	}
 	delete(x.byID, tunnelID)
-	if t.Hostport != "" && x.byHostport[t.Hostport] == tunnelID {
-		delete(x.byHostport, t.Hostport)
+	if key := endpointKey(t.Proto, t.Hostport); t.Hostport != "" && x.byEndpoint[key] == tunnelID {
+		delete(x.byEndpoint, key)
 	}
 }
 
@@ -134,9 +148,9 @@ func (h *Plane) Tunnel(tunnelID string) (Tunnel, bool) {
 	return t.copied(), true
 }
 
-// LabeledTunnels returns the online labeled tunnels of this replica in the account whose
-// labels include all of labels (a tunnel-group backend's), by tunnel ID.
-func (h *Plane) LabeledTunnels(accountID string, labels map[string]string) []Tunnel {
+// Matching returns the online labeled tunnels of this replica in the account whose labels
+// include all of labels (a tunnel-group backend's), by tunnel ID.
+func (h *Plane) Matching(accountID string, labels map[string]string) []Tunnel {
 	h.tunnels.mu.RLock()
 	var out []Tunnel
 	for _, t := range h.tunnels.byID {
@@ -160,17 +174,22 @@ func includes(have, want map[string]string) bool {
 	return true
 }
 
-// EndpointTunnel returns the online tunnel of this replica bound to an agent endpoint's
-// hostport ("app.example.com:443" for a hostname of proto http, https or tls,
-// "1.tcp.example.com:20001" for an address); its Proto says which.
-func (h *Plane) EndpointTunnel(hostport string) (Tunnel, bool) {
+// Endpoint returns the online tunnel of this replica bound to the agent endpoint of proto
+// at hostport: the hostname of an http, https or tls tunnel at whatever port the edge serves
+// it ("app.example.com:443", "app.example.com:80" for http), the address of a tcp one
+// ("1.tcp.example.com:20001").
+func (h *Plane) Endpoint(proto, hostport string) (Tunnel, bool) {
 	h.tunnels.mu.RLock()
-	id, ok := h.tunnels.byHostport[hostport]
+	id, ok := h.tunnels.byEndpoint[endpointKey(proto, hostport)]
 	h.tunnels.mu.RUnlock()
 	if !ok {
 		return Tunnel{}, false
 	}
-	return h.Tunnel(id)
+	t, ok := h.Tunnel(id)
+	if !ok || t.Proto != proto {
+		return Tunnel{}, false
+	}
+	return t, true
 }
 
 // OpenStream opens a stream to the agent holding tunnelID in this replica, with header
