@@ -23,6 +23,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/agentplane"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/delivery"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/events"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
@@ -198,13 +199,13 @@ func newFlagSet() (fs *cliflags.Set, cfg *config) {
 	dur(&cfg.eventGiveUpAfter, "event-give-up-after", "WARREN_EVENT_GIVE_UP_AFTER", events.DefaultGiveUpAfter, "age at which an event not yet delivered to a destination fails for good")
 	dur(&cfg.eventMaxBackoff, "event-max-backoff", "WARREN_EVENT_MAX_BACKOFF", events.DefaultMaxBackoff, "longest wait between two attempts to deliver an event (the wait doubles from 1s)")
 	dur(&cfg.eventRetention, "event-retention", "WARREN_EVENT_RETENTION", events.DefaultRetention, "how long delivered and failed events are kept (GET /_admin/events)")
-	dur(&cfg.agentHeartbeat, "agent-heartbeat", "WARREN_AGENT_HEARTBEAT", apiserver.DefaultAgentHeartbeat, "how often the server and each agent must hear from each other; an agent silent for three intervals is disconnected and its session deleted")
-	dur(&cfg.agentCommandTimeout, "agent-command-timeout", "WARREN_AGENT_COMMAND_TIMEOUT", apiserver.DefaultAgentCommandTimeout, "how long a tunnel-session command (restart, stop, update) waits for the agent's answer (then 504 ERR_810)")
+	dur(&cfg.agentHeartbeat, "agent-heartbeat", "WARREN_AGENT_HEARTBEAT", agentplane.DefaultHeartbeat, "how often the server and each agent must hear from each other; an agent silent for three intervals is disconnected and its session deleted")
+	dur(&cfg.agentCommandTimeout, "agent-command-timeout", "WARREN_AGENT_COMMAND_TIMEOUT", agentplane.DefaultCommandTimeout, "how long a tunnel-session command (restart, stop, update) waits for the agent's answer (then 504 ERR_810)")
 	dur(&cfg.agentReplicaLease, "agent-replica-lease", "WARREN_AGENT_REPLICA_LEASE", 0, "how long this replica's liveness lease lasts (renewed every heartbeat, longer than it); once it runs out, other replicas end the sessions it held (0: three heartbeat intervals)")
-	num(&cfg.agentSessionRate, "agent-session-rate", "WARREN_AGENT_SESSION_RATE", apiserver.DefaultAgentCredentialSessionRate, "agent sessions one tunnel credential may start per minute, all at once or spread out (429 ERR_226 before the upgrade beyond); 0 for no limit; shared by the replicas of one PostgreSQL database")
-	num(&cfg.agentAccountSessionRate, "agent-account-session-rate", "WARREN_AGENT_ACCOUNT_SESSION_RATE", apiserver.DefaultAgentAccountSessionRate, "agent sessions the credentials of one account may start per minute together; 0 for no limit")
-	num(&cfg.agentMaxSessions, "agent-max-sessions", "WARREN_AGENT_MAX_SESSIONS", apiserver.DefaultAgentCredentialSessions, "agent sessions one tunnel credential may hold at once, on all replicas (429 ERR_225 beyond); 0 for no cap")
-	num(&cfg.agentAccountMaxSessions, "agent-account-max-sessions", "WARREN_AGENT_ACCOUNT_MAX_SESSIONS", apiserver.DefaultAgentAccountSessions, "agent sessions the credentials of one account may hold at once together; 0 for no cap")
+	num(&cfg.agentSessionRate, "agent-session-rate", "WARREN_AGENT_SESSION_RATE", agentplane.DefaultCredentialSessionRate, "agent sessions one tunnel credential may start per minute, all at once or spread out (429 ERR_226 before the upgrade beyond); 0 for no limit; shared by the replicas of one PostgreSQL database")
+	num(&cfg.agentAccountSessionRate, "agent-account-session-rate", "WARREN_AGENT_ACCOUNT_SESSION_RATE", agentplane.DefaultAccountSessionRate, "agent sessions the credentials of one account may start per minute together; 0 for no limit")
+	num(&cfg.agentMaxSessions, "agent-max-sessions", "WARREN_AGENT_MAX_SESSIONS", agentplane.DefaultCredentialSessions, "agent sessions one tunnel credential may hold at once, on all replicas (429 ERR_225 beyond); 0 for no cap")
+	num(&cfg.agentAccountMaxSessions, "agent-account-max-sessions", "WARREN_AGENT_ACCOUNT_MAX_SESSIONS", agentplane.DefaultAccountSessions, "agent sessions the credentials of one account may hold at once together; 0 for no cap")
 	dur(&cfg.eventLease, "event-lease", "WARREN_EVENT_LEASE", events.DefaultLease, "how long a replica holds a destination's deliveries while it sends them (a send may take half of it); after a crash they wait this long")
 	e := &cfg.eventEndpoints
 	str(&e.Firehose, "event-endpoint-delivery-stream", "WARREN_EVENT_ENDPOINT_DELIVERY_STREAM", "", "URL of the delivery stream (Firehose) API, instead of the ARN's region's")
@@ -324,7 +325,7 @@ func (cfg *config) options() apiserver.Options {
 			Lease:       cfg.eventLease,
 			Endpoints:   cfg.eventEndpoints,
 		},
-		Agents: apiserver.AgentOptions{
+		Agents: agentplane.Options{
 			Heartbeat: cfg.agentHeartbeat, CommandTimeout: cfg.agentCommandTimeout, ReplicaLease: cfg.agentReplicaLease,
 			// The flags' 0 is "no limit", Options' 0 the default.
 			CredentialSessionRate: cmp.Or(cfg.agentSessionRate, -1), AccountSessionRate: cmp.Or(cfg.agentAccountSessionRate, -1),

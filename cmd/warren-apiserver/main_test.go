@@ -15,7 +15,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/warrenhq/terraform-provider-warren/apiserver"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/agentplane"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 )
@@ -194,9 +194,9 @@ func TestAgentLimitFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := apiserver.AgentOptions{
-		Heartbeat: apiserver.DefaultAgentHeartbeat, CommandTimeout: apiserver.DefaultAgentCommandTimeout,
-		CredentialSessionRate: -1, AccountSessionRate: apiserver.DefaultAgentAccountSessionRate, CredentialSessions: 7, AccountSessions: 9,
+	want := agentplane.Options{
+		Heartbeat: agentplane.DefaultHeartbeat, CommandTimeout: agentplane.DefaultCommandTimeout,
+		CredentialSessionRate: -1, AccountSessionRate: agentplane.DefaultAccountSessionRate, CredentialSessions: 7, AccountSessions: 9,
 	}
 	if got := cfg.options().Agents; got != want {
 		t.Fatalf("agent options %+v, want %+v", got, want)
