@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/agentplane"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apiservertest"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
 )
 
 // startReplica runs another server on c's store until the test ends.
-func startReplica(t *testing.T, c *tc, agents apiserver.AgentOptions) (*apiserver.Server, string) {
+func startReplica(t *testing.T, c *tc, agents agentplane.Options) (*apiserver.Server, string) {
 	t.Helper()
 	srv, err := apiserver.New(context.Background(), apiserver.Options{
 		Store: c.srv.Store, BaseURL: c.srv.URL, BootstrapAPIKey: c.srv.APIKey, Agents: agents,
@@ -57,7 +58,7 @@ func TestAgentReplicaDiesWithoutClose(t *testing.T) {
 	kept := connectAgent(t, c.srv.URL, token)
 	equal(t, "one lease", len(replicaLeases(t, c.srv.Store)), 1)
 
-	dying, dyingURL := startReplica(t, c, apiserver.AgentOptions{Heartbeat: 20 * time.Millisecond, ReplicaLease: 100 * time.Millisecond})
+	dying, dyingURL := startReplica(t, c, agentplane.Options{Heartbeat: 20 * time.Millisecond, ReplicaLease: 100 * time.Millisecond})
 	a := connectAgent(t, dyingURL, token)
 	bound := a.request(agentproto.Message{Type: agentproto.TypeBind, Proto: "https", Hostname: "app.example.com"})
 	equal(t, "bound", bound.Type, agentproto.TypeBound)
@@ -72,7 +73,7 @@ func TestAgentReplicaDiesWithoutClose(t *testing.T) {
 	equal(t, "no event yet", len(c.events()), before)
 
 	// A live replica sweeps the sessions of the replica whose lease ran out, and only those.
-	startReplica(t, c, apiserver.AgentOptions{Heartbeat: 20 * time.Millisecond, ReplicaLease: time.Minute})
+	startReplica(t, c, agentplane.Options{Heartbeat: 20 * time.Millisecond, ReplicaLease: time.Minute})
 	apiservertest.WaitUntil(t, "the dead replica's session is gone", func() bool { return len(c.listIDs("/tunnel_sessions")) == 1 })
 	equal(t, "the live replica's session stays", c.listIDs("/tunnel_sessions"), []string{kept.session})
 	c.fails(404, "", "GET", "/tunnels/"+bound.TunnelID, nil)

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/coder/websocket/wsjson"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apiservertest"
@@ -48,6 +47,7 @@ type attempt struct {
 	retryAfter string
 	welcome    agentproto.Message
 	ws         *websocket.Conn
+	ctl        *agentproto.ControlConn // the control stream of an upgraded one
 }
 
 // dialAgent opens the WebSocket with token; hello (on an upgraded one) says Hello and reads
@@ -57,7 +57,7 @@ func dialAgent(t *testing.T, base, token string) *attempt {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // a hang guard
 	defer cancel()
 	ws, resp, err := websocket.Dial(ctx, agentURL(base), &websocket.DialOptions{
-		HTTPHeader: http.Header{"Authorization": {"Bearer " + token}}, Subprotocols: []string{agentproto.Subprotocol},
+		HTTPHeader: http.Header{"Authorization": {"Bearer " + token}}, Subprotocols: []string{agentproto.SubprotocolV2},
 	})
 	if err != nil {
 		if resp == nil {
@@ -68,18 +68,27 @@ func dialAgent(t *testing.T, base, token string) *attempt {
 		return &attempt{status: resp.StatusCode, errorCode: body.ErrorCode, msg: body.Msg, retryAfter: resp.Header.Get("Retry-After")}
 	}
 	t.Cleanup(func() { ws.CloseNow() })
-	return &attempt{status: http.StatusSwitchingProtocols, ws: ws}
+	mux, err := agentproto.NewAgentMux(context.Background(), ws, agentproto.MuxOptions{Heartbeat: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = mux.Close() })
+	ctl, err := mux.OpenControl()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &attempt{status: http.StatusSwitchingProtocols, ws: ws, ctl: ctl}
 }
 
 func (a *attempt) hello(t *testing.T) *attempt {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // a hang guard
 	defer cancel()
-	if err := wsjson.Write(ctx, a.ws, agentproto.Message{Type: agentproto.TypeHello, ID: "hello", AgentVersion: "1"}); err != nil {
+	if err := a.ctl.Write(ctx, agentproto.Message{Type: agentproto.TypeHello, ID: "hello", AgentVersion: "1"}); err != nil {
 		t.Fatalf("hello: %v", err)
 	}
-	var m agentproto.Message
-	if err := wsjson.Read(ctx, a.ws, &m); err != nil {
+	m, err := a.ctl.Read(ctx)
+	if err != nil {
 		t.Fatalf("reading the answer to hello: %v", err)
 	}
 	a.welcome, a.errorCode, a.msg = m, m.ErrorCode, m.Error
@@ -155,7 +164,7 @@ func TestAgentSessionLimits(t *testing.T) {
 		equal(t, "first hello", x.hello(t).welcome.Type, agentproto.TypeWelcome)
 		y.hello(t)
 		equal(t, "second hello", []string{y.welcome.Type, y.errorCode}, []string{agentproto.TypeError, "ERR_225"})
-		if _, _, err := y.ws.Read(context.Background()); err == nil {
+		if _, err := y.ctl.Read(context.Background()); err == nil {
 			t.Fatal("the socket of the refused hello is still open")
 		}
 		equal(t, "the other account's sessions", len(other.listIDs("/tunnel_sessions")), 2)

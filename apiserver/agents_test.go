@@ -2,7 +2,10 @@ package apiserver_test
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,8 +14,10 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/hashicorp/yamux"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/agentplane"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apiservertest"
 	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
@@ -23,6 +28,8 @@ import (
 type testAgent struct {
 	t       *testing.T
 	ws      *websocket.Conn
+	mux     *agentproto.AgentMux
+	ctl     *agentproto.ControlConn
 	session string
 	msgs    chan agentproto.Message
 	closed  chan struct{}
@@ -35,24 +42,40 @@ type testAgent struct {
 // agentURL is the WebSocket URL of a test server's agent endpoint.
 func agentURL(base string) string { return "ws" + strings.TrimPrefix(base, "http") + agentproto.Path }
 
-// connectAgent dials, says Hello and waits for Welcome.
-func connectAgent(t *testing.T, base, token string, configure ...func(*testAgent)) *testAgent {
+// dialV2 opens an agent connection of protocol v2: the WebSocket and its multiplexer.
+func dialV2(t *testing.T, base, token string) (*websocket.Conn, *agentproto.AgentMux) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	ws, _, err := websocket.Dial(ctx, agentURL(base), &websocket.DialOptions{
 		HTTPHeader:   http.Header{"Authorization": {"Bearer " + token}},
-		Subprotocols: []string{agentproto.Subprotocol},
+		Subprotocols: []string{agentproto.SubprotocolV2},
 	})
 	if err != nil {
 		t.Fatalf("dial: %v", err)
 	}
-	a := &testAgent{t: t, ws: ws, msgs: make(chan agentproto.Message, 16), closed: make(chan struct{}),
+	t.Cleanup(func() { ws.CloseNow() })
+	mux, err := agentproto.NewAgentMux(context.Background(), ws, agentproto.MuxOptions{Heartbeat: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = mux.Close() })
+	return ws, mux
+}
+
+// connectAgent dials, says Hello on the control stream and waits for Welcome.
+func connectAgent(t *testing.T, base, token string, configure ...func(*testAgent)) *testAgent {
+	t.Helper()
+	ws, mux := dialV2(t, base, token)
+	ctl, err := mux.OpenControl()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &testAgent{t: t, ws: ws, mux: mux, ctl: ctl, msgs: make(chan agentproto.Message, 16), closed: make(chan struct{}),
 		answer: func(string) agentproto.Message { return agentproto.Message{} }}
 	for _, f := range configure {
 		f(a)
 	}
-	t.Cleanup(func() { ws.CloseNow() })
 	go a.readLoop()
 	welcome := a.request(agentproto.Message{Type: agentproto.TypeHello, AgentVersion: "1.2.3", OS: "linux", Metadata: "m1", Region: "eu"})
 	if welcome.Type != agentproto.TypeWelcome || !strings.HasPrefix(welcome.SessionID, "ts_") || welcome.HeartbeatMillis < 1 {
@@ -65,12 +88,8 @@ func connectAgent(t *testing.T, base, token string, configure ...func(*testAgent
 func (a *testAgent) readLoop() {
 	defer close(a.closed)
 	for {
-		_, data, err := a.ws.Read(context.Background())
+		m, err := a.ctl.Read(context.Background())
 		if err != nil {
-			return
-		}
-		var m agentproto.Message
-		if err := json.Unmarshal(data, &m); err != nil {
 			return
 		}
 		switch {
@@ -94,8 +113,7 @@ func (a *testAgent) readLoop() {
 }
 
 func (a *testAgent) send(m agentproto.Message) {
-	data, _ := json.Marshal(m)
-	_ = a.ws.Write(context.Background(), websocket.MessageText, data)
+	_ = a.ctl.Write(context.Background(), m)
 }
 
 // request sends m with a fresh ID and returns the answer that repeats it.
@@ -224,7 +242,7 @@ func TestAgentConnectRefused(t *testing.T) {
 	_, token := c.credential()
 	ws := func(extra ...string) []string {
 		return append([]string{"Connection", "Upgrade", "Upgrade", "websocket", "Sec-WebSocket-Version", "13",
-			"Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Protocol", agentproto.Subprotocol}, extra...)
+			"Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Protocol", agentproto.SubprotocolV2}, extra...)
 	}
 	c.fails(403, "ERR_200", "GET", agentproto.Path, nil, ws("Authorization", "")...)
 	c.fails(403, "ERR_201", "GET", agentproto.Path, nil, ws("Authorization", "Basic x")...)
@@ -235,28 +253,65 @@ func TestAgentConnectRefused(t *testing.T) {
 	c.fails(403, "ERR_203", "GET", agentproto.Path, nil, ws("Authorization", "Bearer "+ids.NewToken(ids.New(ids.Credential)))...)
 	// An API key is not a tunnel credential.
 	c.fails(403, "ERR_203", "GET", agentproto.Path, nil, ws("Authorization", "Bearer "+c.srv.APIKey)...)
-	c.fails(400, "ERR_215", "GET", agentproto.Path, nil, ws("Authorization", "Bearer "+token, "Sec-WebSocket-Protocol", "other.v9")...)
+	body = c.fails(426, "ERR_215", "GET", agentproto.Path, nil, ws("Authorization", "Bearer "+token, "Sec-WebSocket-Protocol", "other.v9")...)
+	equal(t, "msg", str(body["msg"]), "The agent must speak the WebSocket subprotocol warren-agent.v2.")
 	equal(t, "sessions", c.listIDs("/tunnel_sessions"), []string(nil))
 
 	// A first message that is not Hello is refused and the socket closed.
-	ctx := context.Background()
-	conn, _, err := websocket.Dial(ctx, agentURL(c.srv.URL), &websocket.DialOptions{
-		HTTPHeader: http.Header{"Authorization": {"Bearer " + token}}, Subprotocols: []string{agentproto.Subprotocol},
-	})
+	_, mux := dialV2(t, c.srv.URL, token)
+	ctl, err := mux.OpenControl()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.CloseNow()
-	_ = conn.Write(ctx, websocket.MessageText, []byte(`{"type":"bind","id":"1"}`))
-	_, data, err := conn.Read(ctx)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = ctl.Write(ctx, agentproto.Message{Type: agentproto.TypeBind, ID: "1"})
+	m, err := ctl.Read(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	equal(t, "answer", string(data), `{"type":"error","id":"1","error_code":"ERR_215","error":"The first message must be hello."}`)
+	equal(t, "answer", m, agentproto.Message{Type: agentproto.TypeError, ID: "1", ErrorCode: "ERR_215", Error: "The first message must be hello."})
+	if _, err := ctl.Read(ctx); err == nil {
+		t.Fatal("the connection stayed open")
+	}
 }
 
-// TestAgentInvalidUTF8: a text frame that is not UTF-8, at Hello or in a running session,
-// closes the connection with 1007 (RFC 6455 §8.1) instead of being read with U+FFFD.
+// TestAgentV1Refused: an agent that offers only protocol v1 is refused before the upgrade,
+// with 426 and a message that names the version it needs; no session starts.
+func TestAgentV1Refused(t *testing.T) {
+	c := newTC(t)
+	_, token := c.credential()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, resp, err := websocket.Dial(ctx, agentURL(c.srv.URL), &websocket.DialOptions{
+		HTTPHeader: http.Header{"Authorization": {"Bearer " + token}}, Subprotocols: []string{agentproto.Subprotocol},
+	})
+	if err == nil {
+		conn.CloseNow()
+		t.Fatal("a v1 agent was upgraded")
+	}
+	if resp == nil {
+		t.Fatalf("no answer: %v", err)
+	}
+	var body struct {
+		ErrorCode  string            `json:"error_code"`
+		StatusCode int               `json:"status_code"`
+		Msg        string            `json:"msg"`
+		Details    map[string]string `json:"details"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "status", resp.StatusCode, http.StatusUpgradeRequired)
+	equal(t, "Upgrade", resp.Header.Get("Upgrade"), "websocket")
+	equal(t, "code", body.ErrorCode, "ERR_215")
+	equal(t, "msg", body.Msg, "The agent speaks warren-agent.v1; this server needs warren-agent.v2: update the agent.")
+	equal(t, "param", body.Details["param"], "Sec-WebSocket-Protocol")
+	equal(t, "sessions", c.listIDs("/tunnel_sessions"), []string(nil))
+}
+
+// TestAgentInvalidUTF8: a control message that is not UTF-8, at Hello or in a running
+// session, is refused (ERR_213) and ends the connection, instead of being read with U+FFFD.
 func TestAgentInvalidUTF8(t *testing.T) {
 	c := newTC(t)
 	_, token := c.credential()
@@ -272,37 +327,57 @@ func TestAgentInvalidUTF8(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			conn, _, err := websocket.Dial(ctx, agentURL(c.srv.URL), &websocket.DialOptions{
-				HTTPHeader: http.Header{"Authorization": {"Bearer " + token}}, Subprotocols: []string{agentproto.Subprotocol},
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.CloseNow()
+			raw := rawControlStream(t, c.srv.URL, token)
+			ctl := agentproto.NewControlConn(raw)
 			if tt.hello {
-				_ = conn.Write(ctx, websocket.MessageText, []byte(`{"type":"hello","id":"1","agent_version":"1.2.3","os":"linux"}`))
-				if _, data, err := conn.Read(ctx); err != nil || !strings.Contains(string(data), `"welcome"`) {
-					t.Fatalf("welcome: %s, %v", data, err)
+				_ = ctl.Write(ctx, agentproto.Message{Type: agentproto.TypeHello, ID: "1", AgentVersion: "1.2.3", OS: "linux"})
+				if m, err := ctl.Read(ctx); err != nil || m.Type != agentproto.TypeWelcome {
+					t.Fatalf("welcome: %+v, %v", m, err)
 				}
 			}
-			if err := conn.Write(ctx, websocket.MessageText, []byte(tt.frame)); err != nil {
+			frame := binary.BigEndian.AppendUint32(nil, uint32(len(tt.frame)))
+			if _, err := raw.Write(append(frame, tt.frame...)); err != nil {
 				t.Fatal(err)
 			}
-			// The Error, then the close; the server's own heartbeats may come in between.
-			var answers []string
-			for len(answers) < 2 {
-				var data []byte
-				if _, data, err = conn.Read(ctx); err != nil {
+			// The Error, then the end; the server's own heartbeats may come in between.
+			var answers []agentproto.Message
+			for {
+				m, err := ctl.Read(ctx)
+				if err != nil {
 					break
 				}
-				if !strings.Contains(string(data), `"type":"heartbeat"`) {
-					answers = append(answers, string(data))
+				if m.Type != agentproto.TypeHeartbeat {
+					answers = append(answers, m)
 				}
 			}
-			equal(t, "answers", answers, []string{`{"type":"error","error_code":"ERR_213","error":"A text frame must be valid UTF-8."}`})
-			equal(t, "close status", websocket.CloseStatus(err), websocket.StatusInvalidFramePayloadData)
+			equal(t, "answers", answers, []agentproto.Message{{Type: agentproto.TypeError, ErrorCode: "ERR_213", Error: "A control message must be one JSON object of valid UTF-8, at most 1 MiB."}})
 		})
 	}
+}
+
+// rawControlStream opens the control stream of a v2 connection without its framing, to
+// send what a ControlConn never would.
+func rawControlStream(t *testing.T, base, token string) net.Conn {
+	t.Helper()
+	ws, _, _ := websocket.Dial(context.Background(), agentURL(base), &websocket.DialOptions{
+		HTTPHeader: http.Header{"Authorization": {"Bearer " + token}}, Subprotocols: []string{agentproto.SubprotocolV2},
+	})
+	if ws == nil {
+		t.Fatal("dial failed")
+	}
+	t.Cleanup(func() { ws.CloseNow() })
+	cfg := yamux.DefaultConfig()
+	cfg.LogOutput = io.Discard
+	sess, err := yamux.Client(websocket.NetConn(context.Background(), ws, websocket.MessageBinary), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sess.Close() })
+	st, err := sess.OpenStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
 
 func TestAgentBindACL(t *testing.T) {
@@ -543,7 +618,7 @@ func TestAgentCommandsAcrossReplicas(t *testing.T) {
 	})
 	second, err := apiserver.New(context.Background(), apiserver.Options{
 		Store: c.srv.Store, BaseURL: c.srv.URL, BootstrapAPIKey: c.srv.APIKey,
-		Agents: apiserver.AgentOptions{CommandPoll: 10 * time.Millisecond, CommandTimeout: 5 * time.Second},
+		Agents: agentplane.Options{CommandPoll: 10 * time.Millisecond, CommandTimeout: 5 * time.Second},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -575,4 +650,27 @@ func TestAgentCommandsAcrossReplicas(t *testing.T) {
 	other.ok(204, "DELETE", "/credentials/"+credID, nil)
 	b.waitClosed()
 	c.fails(404, "", "GET", "/tunnel_sessions/"+b.session, nil)
+}
+
+// TestAgentIPRestriction: the account's IP restriction of type agent refuses, before the
+// upgrade, an agent connecting from an address its policies do not allow (403 ERR_220);
+// not enforced, it lets the agent in.
+func TestAgentIPRestriction(t *testing.T) {
+	c := newTC(t)
+	_, token := c.credential()
+	policy := str(c.ok(201, "POST", "/ip_policies", map[string]any{})["id"])
+	c.rule(policy, "198.51.100.0/24", "allow")
+	x := str(c.ok(201, "POST", "/ip_restrictions", map[string]any{"type": "agent", "enforced": true, "ip_policy_ids": []string{policy}})["id"])
+
+	c.from("203.0.113.9:1")
+	refused := dialAgent(t, c.srv.URL, token)
+	equal(t, "refused", []any{refused.status, refused.errorCode, refused.msg},
+		[]any{403, "ERR_220", "The IP address 203.0.113.9 is not allowed by the account's agent IP restriction " + x + "."})
+	c.from("198.51.100.7:1")
+	equal(t, "an allowed address", connect(t, c.srv.URL, token).welcome.Type, agentproto.TypeWelcome)
+
+	c.ok(200, "PATCH", "/ip_restrictions/"+x, map[string]any{"enforced": false})
+	c.from("203.0.113.9:1")
+	equal(t, "not enforced", connect(t, c.srv.URL, token).welcome.Type, agentproto.TypeWelcome)
+	c.from("")
 }

@@ -396,7 +396,7 @@ func (c *call) claimIdempotencyKey(k *keyedRequest) (claimID string, replay *sto
 	if err != nil {
 		return "", nil, err
 	}
-	replica := c.s.agents.replica
+	replica := c.s.agents.Replica()
 	var refused error
 	err = c.s.opts.Store.Write(ctx, func(tx store.Tx) error {
 		claimID, replay, refused = "", nil, nil

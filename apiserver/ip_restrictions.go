@@ -14,8 +14,8 @@ import (
 // kind of access, at most one restriction per type and account. The server enforces the
 // restriction of type "api" on its own API (api_ip_restriction.go), and refuses a create or
 // update after which it would be enforced and block the caller making it (the lock-out
-// rule). The other types (dashboard, agent, endpoints) are stored and reported only: the
-// server has no dashboard, and agents and endpoints do not connect to it yet.
+// rule); the one of type "agent" on agents connecting (agentplane_host.go). The dashboard
+// type is stored and reported only: the server has no dashboard.
 var ipRestrictions = &family[api.IPRestriction, *api.IPRestriction, api.IPRestrictionCreate, api.IPRestrictionUpdate]{
 	kind:   kinds.IPRestriction,
 	def:    api.IPRestrictions,

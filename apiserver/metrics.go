@@ -79,7 +79,7 @@ func (m *metrics) register(s *Server) {
 	m.registry.MustRegister(outboxCollector{s: s}, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "warren_agent_sessions",
 		Help: "Agent sessions connected to this replica.",
-	}, func() float64 { return float64(s.agents.connected()) }))
+	}, func() float64 { return float64(s.agents.Connected()) }))
 }
 
 // observeRequest counts one answered request. pattern is the route pattern the mux matched

@@ -183,7 +183,7 @@ func (c *call) serveAPI(h handlerFunc, answersInTx bool) {
 	run := func() {
 		err := h(c)
 		if err == nil {
-			c.s.agents.end(c.endedSessions)
+			c.s.agents.End(c.endedSessions)
 		}
 		if err != nil {
 			c.writeError(err)

@@ -258,7 +258,7 @@ func (g *openAPIGen) operation(method, path string, ro routeOp) *openapi3.Operat
 	// Every error has the one error body; these are the statuses the checks before the
 	// handler send (version, body, authentication, rate limit), the unknown ID, and the
 	// store out of reach.
-	errs := map[authKind][]int{authAPI: {400, 403, 404, 429, 503}, authAdmin: {400, 403, 404, 503}, authAgent: {400, 403, 503}}[ro.auth]
+	errs := map[authKind][]int{authAPI: {400, 403, 404, 429, 503}, authAdmin: {400, 403, 404, 503}, authAgent: {400, 403, 426, 503}}[ro.auth]
 	if ro.auth == authAPI && method == http.MethodPost {
 		errs = append(errs, http.StatusConflict)
 	}

@@ -1,7 +1,6 @@
 package apiserver
 
 import (
-	"context"
 	"encoding/json"
 	"slices"
 
@@ -23,14 +22,6 @@ func (c *call) emit(tx store.Tx, def *api.Family, op string, obj any) error {
 	key := c.ref(c.who.keyID)
 	principal := &api.EventPrincipal{ID: c.who.id, Subject: c.who.subject, Source: "API", Credential: &key}
 	return c.s.events.Add(c.r.Context(), tx, c.who.accountID, def.Event+"_"+op+".v0", principal, obj)
-}
-
-// addSessionEvent writes an agent session's event, rendered as GET /tunnel_sessions/{id}
-// renders the session, only when a subscription of the account names its type. The outbox
-// wakes its worker itself once tx commits: delivering is always false. (The agent plane's
-// files call this until they move to a package of their own.)
-func (s *Server) addSessionEvent(ctx context.Context, tx store.Tx, accountID, eventType string, sess api.TunnelSession) (delivering bool, err error) {
-	return false, s.events.AddIfSubscribed(ctx, tx, accountID, eventType, s.renderSession(sess))
 }
 
 // adminEvents serves GET /_admin/events: the outbox's events, newest first, each as it is

@@ -82,7 +82,7 @@ func (s *Server) routes() http.Handler {
 	mux.add("GET /readyz", authNone, op{out: status, status: []int{http.StatusOK, http.StatusServiceUnavailable}}, http.HandlerFunc(s.readyz))
 	mux.add("GET /metrics", authNone, op{contentType: "text/plain"}, s.metricsHandler())
 	mux.add("GET "+openAPIPath, authNone, op{out: typeOf[map[string]any]()}, http.HandlerFunc(s.serveOpenAPI))
-	mux.add("GET "+agentproto.Path, authAgent, op{status: []int{http.StatusSwitchingProtocols}}, http.HandlerFunc(s.agentConnect))
+	mux.add("GET "+agentproto.Path, authAgent, op{status: []int{http.StatusSwitchingProtocols}}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.agents.ServeHTTP(w, r) }))
 	s.patterns, s.ops = mux.patterns, mux.ops
 
 	// Unknown paths and known paths with the wrong method get the same 404 (details.md §5.1).

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/aftercommit"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/agentplane"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/events"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
@@ -64,7 +65,7 @@ type Options struct {
 	// Events configure the delivery of audit events to the accounts' event destinations.
 	Events events.Options
 	// Agents configure the agent plane (GET /agent/connect).
-	Agents AgentOptions
+	Agents agentplane.Options
 }
 
 // AddrPool is the range of TCP addresses (host:port) the server assigns to reserved addresses.
@@ -98,8 +99,7 @@ type Server struct {
 	limiter        *rateLimiter                 // nil without a rate limit
 	concurrency    *concurrencyCap              // nil without a cap
 	events         *events.Outbox               // audit and session events, and their delivery
-	agents         *agentHub                    // the agents connected to this process
-	sessionLimits  sessionLimits                // of the agents' sessions, per credential and account
+	agents         *agentplane.Plane            // the agents connected to this process
 	metrics        *metrics                     // served at GET /metrics
 	outage         *outage                      // the store being unreachable, logged once
 }
@@ -133,11 +133,10 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if err := opts.Events.Check(); err != nil {
 		return nil, fmt.Errorf("apiserver: %w", err)
 	}
-	if err := opts.Agents.check(); err != nil {
+	if err := opts.Agents.Check(); err != nil {
 		return nil, fmt.Errorf("apiserver: %w", err)
 	}
 	opts.Events.SetDefaults()
-	opts.Agents.setDefaults()
 	m := newMetrics()
 	if opts.RateLimit == 0 {
 		opts.RateLimit = DefaultRateLimit
@@ -154,7 +153,6 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.RateLimit > 0 {
 		s.limiter = limiterOn("api:", opts.RateLimit, shared)
 	}
-	s.sessionLimits = newSessionLimits(opts.Agents, shared)
 	if opts.MaxConcurrentRequests > 0 {
 		s.concurrency = newConcurrencyCap(opts.MaxConcurrentRequests)
 	}
@@ -181,7 +179,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if s.openAPI, err = s.openAPIDocument(); err != nil {
 		return nil, fmt.Errorf("apiserver: OpenAPI document: %w", err)
 	}
-	if s.agents, err = newAgentHub(ctx, s); err != nil {
+	if s.agents, err = newAgentPlane(ctx, s, shared); err != nil {
 		return nil, fmt.Errorf("apiserver: agent replica lease: %w", err)
 	}
 	m.register(s)
@@ -198,7 +196,7 @@ func CheckOptions(opts Options) error {
 	if err := opts.Events.Check(); err != nil {
 		return err
 	}
-	if err := opts.Agents.check(); err != nil {
+	if err := opts.Agents.Check(); err != nil {
 		return err
 	}
 	return checkBootstrapKey(opts.BootstrapAPIKey)
@@ -229,7 +227,7 @@ func setDomainDefaults(opts *Options) error {
 // Close stops the agent plane and the event delivery worker, and waits for the sends under
 // way to end. The store stays open (the caller closes it).
 func (s *Server) Close() error {
-	s.agents.close()
+	s.agents.Close()
 	s.events.Close()
 	return nil
 }

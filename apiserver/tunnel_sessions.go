@@ -7,7 +7,9 @@ import (
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/filter"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
+	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 )
 
@@ -123,7 +125,7 @@ var tunnels = &view[api.Tunnel]{
 			ref := c.ref(t.Endpoint.ID)
 			t.Endpoint = &ref
 		}
-		backends, err := tx.List(c.r.Context(), store.ListQuery{Kind: kindTunnelGroupBackend, AccountID: c.who.accountID})
+		backends, err := tx.List(c.r.Context(), store.ListQuery{Kind: kinds.TunnelGroupBackend, AccountID: c.who.accountID})
 		if err != nil {
 			return err
 		}
@@ -201,4 +203,29 @@ func matchingTunnels(c *call, tx store.Tx, labels map[string]string) ([]string, 
 		}
 	}
 	return out, nil
+}
+
+// sessionCommandRoutes registers the session commands (POST /tunnel_sessions/{id}/restart|stop|update,
+// details.md §6.12), which the agent plane delivers to the session's agent.
+func sessionCommandRoutes(v *view[api.TunnelSession], s *Server, mux *router) {
+	for _, name := range []string{agentproto.CommandRestart, agentproto.CommandStop, agentproto.CommandUpdate} {
+		mux.api("POST "+v.def.Path+"/{id}/"+name, op{in: typeOf[struct{}](), status: noContent}, func(c *call) error {
+			var in struct{}
+			if _, err := c.decodeBody(&in); err != nil {
+				return err
+			}
+			var sess *store.Object
+			err := c.read(func(tx store.Tx) (err error) {
+				sess, err = v.load(c, tx)
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			if err := s.agents.Command(c.r.Context(), sess, name); err != nil {
+				return err
+			}
+			return c.noContent()
+		})
+	}
 }

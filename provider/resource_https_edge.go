@@ -27,12 +27,12 @@ var (
 // httpsEdgeModules are the HTTPS edge's modules, in the API's order (mutual_tls is removed
 // before tls_termination).
 var httpsEdgeModules = moduleSlots[httpsEdgeModel, api.HTTPSEdgeCreate, api.HTTPSEdge]{
-	slot("mutual_tls", "clients must present a certificate signed by one of these certificate authorities.", mutualTLSModule,
+	slot("mutual_tls", "clients must present a certificate signed by one of these certificate authorities; without one the TLS handshake fails.", mutualTLSModule,
 		func(m *httpsEdgeModel) *types.Object { return &m.MutualTLS },
 		func(in *api.HTTPSEdgeCreate) **api.MutualTLSModuleRequest { return &in.MutualTLS },
 		func(e *api.HTTPSEdge) *api.MutualTLSModule { return e.MutualTLS }).
 		describedInData("The `mutual_tls` module, or null."),
-	slot("tls_termination", "the lowest TLS version the edge accepts. TLS always ends at an HTTPS edge (`terminate_at` is `edge`).", tlsTerminationModule("https"),
+	slot("tls_termination", "the lowest TLS version the edge accepts (TLS 1.2 when not set); older clients fail the handshake. TLS always ends at an HTTPS edge (`terminate_at` is `edge`).", tlsTerminationModule("https"),
 		func(m *httpsEdgeModel) *types.Object { return &m.TLSTermination },
 		func(in *api.HTTPSEdgeCreate) **api.TLSTerminationModuleRequest { return &in.TLSTermination },
 		func(e *api.HTTPSEdge) *api.TLSTerminationModule { return e.TLSTermination }).

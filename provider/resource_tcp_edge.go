@@ -62,8 +62,8 @@ type tcpEdgeModel struct {
 
 // What the TCP and TLS edges say alike of their modules.
 const (
-	ipRestrictDesc = "only source addresses the IP policies allow get through."
-	edgePolicyDesc = "a traffic policy run on each connection (`on_tcp_connect` phase only)."
+	ipRestrictDesc = "only source addresses the IP policies allow get through; the connections of others are closed."
+	edgePolicyDesc = "a traffic policy run on each connection (`on_tcp_connect` phase only). Not enforced by the server yet: while it is enabled, the edge's connections are closed, never served without it."
 )
 
 const tcpHostportsDesc = "The reserved addresses (`warren_reserved_addr.*.addr`) the edge listens on; each belongs to one edge."

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/agentplane"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sealing"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sqlite"
@@ -32,6 +33,9 @@ type Server struct {
 	Store store.Store
 	// SecretKey is that key, base64 as --secret-key takes it (tests check it never leaks).
 	SecretKey string
+	// Plane is the server's agent plane: tests open streams to tunnels through it, as the
+	// edge does.
+	Plane *agentplane.Plane
 
 	remoteAddr atomic.Pointer[string]
 }
@@ -84,6 +88,7 @@ func StartOn(t testing.TB, open Opener, configure ...func(*apiserver.Options)) *
 		t.Fatalf("start server: %v", err)
 	}
 	handler = srv
+	s.Plane = srv.AgentPlane()
 	err = db.Read(ctx, func(tx store.Tx) error {
 		account, err := tx.Lookup(ctx, apiserver.BootstrapAccountKey)
 		if err == nil {

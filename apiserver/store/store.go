@@ -42,6 +42,9 @@ type ListQuery struct {
 	// DocsOnly: the objects come without their UniqueKeys and Refs, which a page that is
 	// only rendered never reads (they cost two lookups per object).
 	DocsOnly bool
+	// AllAccounts selects the objects of Kind in every account, whatever their parent
+	// (AccountID, ParentID and BeforeID are ignored): what the traffic plane compiles.
+	AllAccounts bool
 }
 
 // Store is a transactional object store.

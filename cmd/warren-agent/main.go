@@ -255,11 +255,7 @@ func (cfg *config) check() error {
 	}
 	// What remains (label syntax, the URL's shape, --forwards-to for the proto, the CA
 	// file) is the client's to check.
-	c := cfg.client(zap.NewNop())
-	if _, err = agentclient.New(c); err != nil {
-		return err
-	}
-	_, err = agentclient.NewForwarder(c.Forward)
+	_, err = agentclient.New(cfg.client(zap.NewNop()))
 	return err
 }
 

@@ -23,6 +23,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/agentplane"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/delivery"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/events"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
@@ -157,6 +158,7 @@ type config struct {
 	tlsCert, tlsKey                                                  string
 	secretKey, secretKeyFile                                         string
 	previousSecretKeys, previousSecretKeysFile                       string
+	edge                                                             edgeConfig
 
 	// Derived by check.
 	level            zap.AtomicLevel
@@ -197,13 +199,13 @@ func newFlagSet() (fs *cliflags.Set, cfg *config) {
 	dur(&cfg.eventGiveUpAfter, "event-give-up-after", "WARREN_EVENT_GIVE_UP_AFTER", events.DefaultGiveUpAfter, "age at which an event not yet delivered to a destination fails for good")
 	dur(&cfg.eventMaxBackoff, "event-max-backoff", "WARREN_EVENT_MAX_BACKOFF", events.DefaultMaxBackoff, "longest wait between two attempts to deliver an event (the wait doubles from 1s)")
 	dur(&cfg.eventRetention, "event-retention", "WARREN_EVENT_RETENTION", events.DefaultRetention, "how long delivered and failed events are kept (GET /_admin/events)")
-	dur(&cfg.agentHeartbeat, "agent-heartbeat", "WARREN_AGENT_HEARTBEAT", apiserver.DefaultAgentHeartbeat, "how often the server and each agent must hear from each other; an agent silent for three intervals is disconnected and its session deleted")
-	dur(&cfg.agentCommandTimeout, "agent-command-timeout", "WARREN_AGENT_COMMAND_TIMEOUT", apiserver.DefaultAgentCommandTimeout, "how long a tunnel-session command (restart, stop, update) waits for the agent's answer (then 504 ERR_810)")
+	dur(&cfg.agentHeartbeat, "agent-heartbeat", "WARREN_AGENT_HEARTBEAT", agentplane.DefaultHeartbeat, "how often the server and each agent must hear from each other; an agent silent for three intervals is disconnected and its session deleted")
+	dur(&cfg.agentCommandTimeout, "agent-command-timeout", "WARREN_AGENT_COMMAND_TIMEOUT", agentplane.DefaultCommandTimeout, "how long a tunnel-session command (restart, stop, update) waits for the agent's answer (then 504 ERR_810)")
 	dur(&cfg.agentReplicaLease, "agent-replica-lease", "WARREN_AGENT_REPLICA_LEASE", 0, "how long this replica's liveness lease lasts (renewed every heartbeat, longer than it); once it runs out, other replicas end the sessions it held (0: three heartbeat intervals)")
-	num(&cfg.agentSessionRate, "agent-session-rate", "WARREN_AGENT_SESSION_RATE", apiserver.DefaultAgentCredentialSessionRate, "agent sessions one tunnel credential may start per minute, all at once or spread out (429 ERR_226 before the upgrade beyond); 0 for no limit; shared by the replicas of one PostgreSQL database")
-	num(&cfg.agentAccountSessionRate, "agent-account-session-rate", "WARREN_AGENT_ACCOUNT_SESSION_RATE", apiserver.DefaultAgentAccountSessionRate, "agent sessions the credentials of one account may start per minute together; 0 for no limit")
-	num(&cfg.agentMaxSessions, "agent-max-sessions", "WARREN_AGENT_MAX_SESSIONS", apiserver.DefaultAgentCredentialSessions, "agent sessions one tunnel credential may hold at once, on all replicas (429 ERR_225 beyond); 0 for no cap")
-	num(&cfg.agentAccountMaxSessions, "agent-account-max-sessions", "WARREN_AGENT_ACCOUNT_MAX_SESSIONS", apiserver.DefaultAgentAccountSessions, "agent sessions the credentials of one account may hold at once together; 0 for no cap")
+	num(&cfg.agentSessionRate, "agent-session-rate", "WARREN_AGENT_SESSION_RATE", agentplane.DefaultCredentialSessionRate, "agent sessions one tunnel credential may start per minute, all at once or spread out (429 ERR_226 before the upgrade beyond); 0 for no limit; shared by the replicas of one PostgreSQL database")
+	num(&cfg.agentAccountSessionRate, "agent-account-session-rate", "WARREN_AGENT_ACCOUNT_SESSION_RATE", agentplane.DefaultAccountSessionRate, "agent sessions the credentials of one account may start per minute together; 0 for no limit")
+	num(&cfg.agentMaxSessions, "agent-max-sessions", "WARREN_AGENT_MAX_SESSIONS", agentplane.DefaultCredentialSessions, "agent sessions one tunnel credential may hold at once, on all replicas (429 ERR_225 beyond); 0 for no cap")
+	num(&cfg.agentAccountMaxSessions, "agent-account-max-sessions", "WARREN_AGENT_ACCOUNT_MAX_SESSIONS", agentplane.DefaultAccountSessions, "agent sessions the credentials of one account may hold at once together; 0 for no cap")
 	dur(&cfg.eventLease, "event-lease", "WARREN_EVENT_LEASE", events.DefaultLease, "how long a replica holds a destination's deliveries while it sends them (a send may take half of it); after a crash they wait this long")
 	e := &cfg.eventEndpoints
 	str(&e.Firehose, "event-endpoint-delivery-stream", "WARREN_EVENT_ENDPOINT_DELIVERY_STREAM", "", "URL of the delivery stream (Firehose) API, instead of the ARN's region's")
@@ -213,6 +215,7 @@ func newFlagSet() (fs *cliflags.Set, cfg *config) {
 	str(&e.Observability, "event-endpoint-observability", "WARREN_EVENT_ENDPOINT_OBSERVABILITY", "", "base URL of the observability logs intake, instead of the target site's")
 	str(&e.IdentityAuthority, "event-identity-authority", "WARREN_EVENT_IDENTITY_AUTHORITY", "", "identity authority host (https URL) of the cloud logs-ingestion target's client-credentials tokens, instead of the public cloud's")
 	fs.BoolVar(&cfg.showVersion, "version", false, "print the version and exit")
+	defineEdgeFlags(fs, &cfg.edge)
 	return fs, cfg
 }
 
@@ -294,6 +297,9 @@ func (cfg *config) check() error {
 	if err := apiserver.CheckOptions(cfg.options()); err != nil {
 		return err
 	}
+	if err := cfg.edge.check(); err != nil {
+		return err
+	}
 	if err := cfg.checkSecretKeys(); err != nil {
 		return err
 	}
@@ -319,7 +325,7 @@ func (cfg *config) options() apiserver.Options {
 			Lease:       cfg.eventLease,
 			Endpoints:   cfg.eventEndpoints,
 		},
-		Agents: apiserver.AgentOptions{
+		Agents: agentplane.Options{
 			Heartbeat: cfg.agentHeartbeat, CommandTimeout: cfg.agentCommandTimeout, ReplicaLease: cfg.agentReplicaLease,
 			// The flags' 0 is "no limit", Options' 0 the default.
 			CredentialSessionRate: cmp.Or(cfg.agentSessionRate, -1), AccountSessionRate: cmp.Or(cfg.agentAccountSessionRate, -1),
@@ -359,6 +365,15 @@ func serve(ctx context.Context, cfg *config, stderr io.Writer) (err error) {
 			listener.Close()
 		}
 	}()
+	edgeListeners, err := cfg.edge.listen()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			edgeListeners.close()
+		}
+	}()
 	opts := cfg.options()
 	if opts.BaseURL == "" {
 		scheme := "http"
@@ -393,6 +408,14 @@ func serve(ctx context.Context, cfg *config, stderr io.Writer) (err error) {
 	if token := srv.BootstrapToken(); token != "" {
 		// Printed once, to the terminal only: the store keeps just its hash.
 		fmt.Fprintf(stderr, "\nBootstrap admin API key token (shown once, keep it):\n\n  %s\n\n", token)
+	}
+
+	if cfg.edge.on() {
+		stopEdge, err := startEdge(ctx, &cfg.edge, edgeListeners, db, srv, log)
+		if err != nil {
+			return err
+		}
+		defer stopEdge() // before the store closes
 	}
 
 	httpServer := newHTTPServer(cfg, srv, log)

@@ -15,7 +15,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/warrenhq/terraform-provider-warren/apiserver"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/agentplane"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 )
@@ -125,6 +125,10 @@ func TestCommandLine(t *testing.T) {
 		{args: []string{"--database", "postgres://u:hunter2@db/x"}, code: 2, stderr: "a PostgreSQL --database needs --secret-key or --secret-key-file"},
 		{args: []string{"rotate-secrets", "--secret-key", "hunter2"}, code: 2, stderr: "--secret-key: "},
 		{args: []string{"rotate-secrets"}, code: 1, stderr: "rotate-secrets: no database to rotate"},
+		{args: []string{"--edge-https-listen", "443"}, code: 2, stderr: `--edge-https-listen "443" is not a host:port address`},
+		{env: map[string]string{"WARREN_EDGE_ALLOW_PRIVATE_BACKENDS": "10.0.0.0/8, nope"}, code: 2, stderr: `--edge-allow-private-backends: "nope" is not a CIDR`},
+		{args: []string{"--edge-dial-timeout", "0s"}, code: 2, stderr: "--edge-dial-timeout 0s must be positive"},
+		{args: []string{"--edge-tcp-host", "127.0.0.1:80"}, code: 2, stderr: `--edge-tcp-host "127.0.0.1:80" is a host, without a port`},
 	} {
 		t.Run(strings.Join(tt.args, " ")+fmt.Sprint(tt.env), func(t *testing.T) {
 			dir := t.TempDir()
@@ -190,9 +194,9 @@ func TestAgentLimitFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := apiserver.AgentOptions{
-		Heartbeat: apiserver.DefaultAgentHeartbeat, CommandTimeout: apiserver.DefaultAgentCommandTimeout,
-		CredentialSessionRate: -1, AccountSessionRate: apiserver.DefaultAgentAccountSessionRate, CredentialSessions: 7, AccountSessions: 9,
+	want := agentplane.Options{
+		Heartbeat: agentplane.DefaultHeartbeat, CommandTimeout: agentplane.DefaultCommandTimeout,
+		CredentialSessionRate: -1, AccountSessionRate: agentplane.DefaultAccountSessionRate, CredentialSessions: 7, AccountSessions: 9,
 	}
 	if got := cfg.options().Agents; got != want {
 		t.Fatalf("agent options %+v, want %+v", got, want)

@@ -1,7 +1,8 @@
-// Package agentclient is Warren's agent: a client of the agent control protocol
+// Package agentclient is Warren's agent: a client of the agent protocol v2
 // (internal/agentproto) that opens a tunnel session, binds its tunnels, answers heartbeats
-// and the session commands, and reconnects when the connection is lost. It forwards no
-// traffic. The warren-agent command runs it; the server's tests use it as a real agent.
+// and the session commands, accepts the server's visitor streams and forwards each to its
+// tunnel's forwards_to, and reconnects when the connection is lost. The warren-agent
+// command runs it; the server's tests use it as a real agent.
 package agentclient
 
 import (
@@ -20,7 +21,6 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/coder/websocket/wsjson"
 	"go.uber.org/zap"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
@@ -131,10 +131,11 @@ func (e *BindError) Error() string {
 
 // Client is one agent. Run it once; read its state from any goroutine.
 type Client struct {
-	cfg     Config
-	dialURL string
-	log     *zap.Logger
-	ran     atomic.Bool
+	cfg       Config
+	forwarder *Forwarder // carries each visitor stream to its tunnel's app
+	dialURL   string
+	log       *zap.Logger
+	ran       atomic.Bool
 
 	mu      sync.Mutex
 	state   State
@@ -152,12 +153,17 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	forwarder, err := NewForwarder(cfg.Forward)
+	if err != nil {
+		return nil, err
+	}
 	return &Client{
-		cfg:     cfg,
-		dialURL: dialURL,
-		log:     cfg.Logger.With(zap.String("server", dialURL)),
-		changed: make(chan struct{}),
-		sleep:   sleep,
+		cfg:       cfg,
+		forwarder: forwarder,
+		dialURL:   dialURL,
+		log:       cfg.Logger.With(zap.String("server", dialURL)),
+		changed:   make(chan struct{}),
+		sleep:     sleep,
 	}, nil
 }
 
@@ -290,13 +296,17 @@ func backoff(n int, lo, hi time.Duration, r float64) time.Duration {
 	return d/2 + time.Duration(r*float64(d/2))
 }
 
-// conn is one connection: a reader goroutine feeds msgs; every write happens on Run's
-// goroutine.
+// conn is one connection: a reader goroutine feeds msgs from the control stream; every
+// write happens on Run's goroutine.
 type conn struct {
 	ws      *websocket.Conn
+	ctl     *agentproto.ControlConn
 	msgs    chan agentproto.Message
 	readErr chan error
 	timeout time.Duration
+
+	mu    sync.Mutex
+	bound map[string]TunnelConfig // by tunnel ID: where its visitor streams go
 }
 
 func (c *conn) write(m agentproto.Message) error {
@@ -304,7 +314,7 @@ func (c *conn) write(m agentproto.Message) error {
 	// handshake.
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()
-	return wsjson.Write(ctx, c.ws, m)
+	return c.ctl.Write(ctx, m)
 }
 
 // session runs one connection from dial to end; welcomed says a session was opened.
@@ -321,17 +331,36 @@ func (c *Client) session(ctx context.Context) (_ outcome, welcomed bool, _ error
 		return lost, false, err
 	}
 	defer ws.CloseNow()
-	if got := ws.Subprotocol(); got != agentproto.Subprotocol {
+	if got := ws.Subprotocol(); got != agentproto.SubprotocolV2 {
 		_ = ws.Close(websocket.StatusProtocolError, "subprotocol")
-		return fatal, false, fmt.Errorf("the server does not speak %s (it chose subprotocol %q)", agentproto.Subprotocol, got)
+		return fatal, false, fmt.Errorf("the server does not speak %s (it chose subprotocol %q)", agentproto.SubprotocolV2, got)
 	}
+	// The session's own context: its end (any return below) ends the multiplexer, the
+	// accept loop and every visitor stream.
 	readCtx, cancelRead := context.WithCancel(context.Background())
 	defer cancelRead()
-	cn := &conn{ws: ws, msgs: make(chan agentproto.Message), readErr: make(chan error, 1), timeout: c.cfg.HandshakeTimeout}
+	var streams sync.WaitGroup
+	defer streams.Wait() // deferred calls run last first: after the multiplexer has closed
+	// The heartbeat is not known before Welcome: the multiplexer pings at the default.
+	mux, err := agentproto.NewAgentMux(readCtx, ws, agentproto.MuxOptions{Heartbeat: cmp.Or(c.heartbeat, DefaultHeartbeat), Log: c.log})
+	if err != nil {
+		return fatal, false, err
+	}
+	defer mux.Close()
+	ctl, err := mux.OpenControl()
+	if err != nil {
+		return lost, false, err
+	}
+	cn := &conn{ws: ws, ctl: ctl, msgs: make(chan agentproto.Message), readErr: make(chan error, 1), timeout: c.cfg.HandshakeTimeout, bound: map[string]TunnelConfig{}}
+	streams.Add(1)
+	go func() {
+		defer streams.Done()
+		c.acceptStreams(readCtx, mux, cn, &streams)
+	}()
 	go func() {
 		for {
-			var m agentproto.Message
-			if err := wsjson.Read(readCtx, ws, &m); err != nil {
+			m, err := ctl.Read(readCtx)
+			if err != nil {
 				cn.readErr <- err
 				return
 			}
@@ -361,7 +390,7 @@ func (c *Client) dial(ctx context.Context) (*websocket.Conn, error) {
 	ws, resp, err := websocket.Dial(ctx, c.dialURL, &websocket.DialOptions{
 		HTTPClient:   c.cfg.HTTPClient,
 		HTTPHeader:   header,
-		Subprotocols: []string{agentproto.Subprotocol},
+		Subprotocols: []string{agentproto.SubprotocolV2},
 	})
 	if err == nil {
 		return ws, nil
@@ -515,6 +544,9 @@ func (c *Client) serve(ctx context.Context, cn *conn, welcome *agentproto.Messag
 				t := c.cfg.Tunnels[i]
 				if m.Type == agentproto.TypeBound {
 					bound[i] = &Tunnel{Config: t, ID: m.TunnelID, EndpointID: m.EndpointID, URL: m.URL}
+					cn.mu.Lock()
+					cn.bound[m.TunnelID] = t
+					cn.mu.Unlock()
 					log.Info("tunnel bound", zap.String("tunnel_id", m.TunnelID), zap.String("endpoint_id", m.EndpointID), zap.String("url", m.URL), zap.String("forwards_to", t.ForwardsTo))
 				} else {
 					refused = append(refused, Refusal{Config: t, ErrorCode: m.ErrorCode, Error: c.redact(m.Error)})

@@ -112,7 +112,7 @@ func TestConnectBindStop(t *testing.T) {
 	if got := pc.Req.Header.Get("Authorization"); got != "Bearer "+testToken {
 		t.Errorf("Authorization %q", got)
 	}
-	if got := pc.WS.Subprotocol(); got != agentproto.Subprotocol {
+	if got := pc.WS.Subprotocol(); got != agentproto.SubprotocolV2 {
 		t.Errorf("subprotocol %q", got)
 	}
 	if got := pc.Req.Header.Get("User-Agent"); got != "warren-agent/1.2.3" {
@@ -546,7 +546,7 @@ func TestOtherSubprotocolIsFatal(t *testing.T) {
 	if code := p.Accept(t).Closed(t); code != websocket.StatusProtocolError {
 		t.Errorf("close status %v", code)
 	}
-	if err := a.result(t); err == nil || !strings.Contains(err.Error(), "does not speak warren-agent.v1") {
+	if err := a.result(t); err == nil || !strings.Contains(err.Error(), "does not speak warren-agent.v2") {
 		t.Errorf("Run = %v", err)
 	}
 }

@@ -207,8 +207,8 @@ func OfferedSubprotocols(h http.Header) []string {
 }
 
 // SubprotocolRefusal is "" when a handshake offers SubprotocolV2, else the sentence the
-// server answers it with (400 ERR_215): it names the version the agent needs, and the
-// agent's own when that is an older version of this protocol.
+// server answers it with (426 Upgrade Required, ERR_215): it names the version the agent
+// needs, and the agent's own when that is an older version of this protocol.
 func SubprotocolRefusal(h http.Header) string {
 	offered := OfferedSubprotocols(h)
 	switch {

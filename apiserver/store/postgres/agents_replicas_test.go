@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/agentplane"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apiservertest"
 	"github.com/warrenhq/terraform-provider-warren/internal/agentclient"
 )
@@ -24,7 +25,7 @@ type replica struct {
 }
 
 // startReplicas runs n servers, each with its own connection pool, on one fresh database.
-func startReplicas(t *testing.T, n int, agents apiserver.AgentOptions) []*replica {
+func startReplicas(t *testing.T, n int, agents agentplane.Options) []*replica {
 	t.Helper()
 	urls, token, _ := serveReplicas(t, freshDatabase(t), n, func(o *apiserver.Options) {
 		o.Agents, o.RateLimit, o.Events = agents, -1, apiserver.EventOptions{Workers: -1}
@@ -139,7 +140,7 @@ func runResult(t *testing.T, done chan error) error {
 // replica 2: commands reach them and are answered, a credential deleted there drops their
 // session, and both replicas list the same sessions and tunnels throughout.
 func TestAgentsAcrossReplicas(t *testing.T) {
-	rs := startReplicas(t, 2, apiserver.AgentOptions{
+	rs := startReplicas(t, 2, agentplane.Options{
 		Heartbeat: time.Second, CommandPoll: 10 * time.Millisecond, CommandTimeout: 30 * time.Second,
 		ReplicaLease: time.Minute, // no replica is swept as dead on a slow machine
 	})

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -54,7 +55,8 @@ func openTraced(t *testing.T, dsn string) (*Store, *statements) {
 
 // TestRoundTrips pins the statements of the writes a create makes: each store operation is
 // one statement (no savepoints, keys and refs with their object), so that a transaction
-// costs BEGIN, its operations and COMMIT.
+// costs BEGIN, its operations and COMMIT, and, when it writes a routing kind (IP policies
+// are one), one more that moves its account's routing revision, once per transaction.
 func TestRoundTrips(t *testing.T) {
 	ctx := t.Context()
 	s, trace := openTraced(t, freshDatabase(t))
@@ -69,9 +71,15 @@ func TestRoundTrips(t *testing.T) {
 		fn   func() error
 		want int
 	}{
-		{"insert without keys or refs", write(func(tx store.Tx) error { return tx.Insert(ctx, policy) }), 3},
-		{"insert with keys and a ref", write(func(tx store.Tx) error { return tx.Insert(ctx, rule) }), 3},
-		{"update keeping keys and refs", write(func(tx store.Tx) error { return tx.Update(ctx, rule) }), 3},
+		{"insert without keys or refs", write(func(tx store.Tx) error { return tx.Insert(ctx, policy) }), 4},
+		{"insert with keys and a ref", write(func(tx store.Tx) error { return tx.Insert(ctx, rule) }), 4},
+		{"update keeping keys and refs", write(func(tx store.Tx) error { return tx.Update(ctx, rule) }), 4},
+		{"insert of a kind routing does not read", write(func(tx store.Tx) error {
+			return tx.Insert(ctx, &store.Object{Kind: "api_key", ID: "ak_1", AccountID: "ac_1", Doc: []byte(`{}`)})
+		}), 3},
+		{"two routing writes: one revision move", write(func(tx store.Tx) error {
+			return errors.Join(tx.Update(ctx, policy), tx.Update(ctx, rule))
+		}), 5},
 		{"event without deliveries", write(func(tx store.Tx) error {
 			return tx.AddEvent(ctx, &store.Event{ID: "ev_1", AccountID: "ac_1", Type: "t", Payload: []byte(`{}`)}, nil)
 		}), 3},
@@ -83,7 +91,7 @@ func TestRoundTrips(t *testing.T) {
 				return err
 			}
 			return tx.AddEvent(ctx, &store.Event{ID: "ev_2", AccountID: "ac_1", Type: "t", Payload: []byte(`{}`)}, nil)
-		}), 5},
+		}), 6},
 		{"read by ID", func() error {
 			return s.Read(ctx, func(tx store.Tx) error { _, err := tx.Get(ctx, "ip_policy_rule", "ipr_1"); return err })
 		}, 3},

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -105,9 +106,15 @@ type Store struct {
 	stmtMu sync.Mutex
 	stmts  map[*sql.DB]map[string]*sql.Stmt
 	keys   *sealing.Keyring // seals the secret column; nil keeps it in plaintext
+
+	commitMu    sync.Mutex
+	commitHooks []func(kinds []string) // store.Routing's OnCommit
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store   = (*Store)(nil)
+	_ store.Routing = (*Store)(nil)
+)
 
 // DB returns the pools, for checks particular to one database (its settings, its integrity).
 func (s *Store) DB() (write, read *sql.DB) { return s.write, s.read }
@@ -139,7 +146,14 @@ func (s *Store) Read(ctx context.Context, fn func(store.Tx) error) error {
 // conflict (Dialect.Retryable) runs again, a bounded number of times.
 func (s *Store) Write(ctx context.Context, fn func(store.Tx) error) error {
 	for attempt := 1; ; attempt++ {
-		err := s.run(ctx, s.write, &s.dialect.WriteOptions, fn)
+		var t *tx
+		err := s.dialect.unavailable(s.runTx(ctx, s.write, &s.dialect.WriteOptions, func(st store.Tx) error {
+			t = st.(*tx)
+			return fn(st)
+		}))
+		if err == nil {
+			s.committed(t.written)
+		}
 		if err == nil || s.dialect.Retryable == nil || !s.dialect.Retryable(err) || attempt == maxAttempts {
 			return err
 		}
@@ -148,6 +162,39 @@ func (s *Store) Write(ctx context.Context, fn func(store.Tx) error) error {
 			return ctx.Err()
 		case <-time.After(time.Duration(rand.IntN(attempt*5)+1) * time.Millisecond):
 		}
+	}
+}
+
+// Revision implements store.Routing.
+func (s *Store) Revision(ctx context.Context) (int64, error) {
+	var rev int64
+	err := s.run(ctx, s.read, &s.dialect.ReadOptions, func(st store.Tx) error {
+		return st.(*tx).tx.QueryRowContext(ctx, "SELECT CAST(coalesce(sum(revision), 0) AS bigint) FROM routing_revision").Scan(&rev)
+	})
+	return rev, err
+}
+
+// OnCommit implements store.Routing.
+func (s *Store) OnCommit(fn func(kinds []string)) {
+	s.commitMu.Lock()
+	defer s.commitMu.Unlock()
+	s.commitHooks = append(s.commitHooks, fn)
+}
+
+// committed calls the OnCommit hooks after a write transaction that wrote the kinds written.
+func (s *Store) committed(written map[string]bool) {
+	if len(written) == 0 {
+		return
+	}
+	s.commitMu.Lock()
+	hooks := s.commitHooks
+	s.commitMu.Unlock()
+	if len(hooks) == 0 {
+		return
+	}
+	kinds := slices.Sorted(maps.Keys(written))
+	for _, fn := range hooks {
+		fn(kinds)
 	}
 }
 
@@ -281,6 +328,31 @@ type tx struct {
 	d     *Dialect
 	stmts map[string]*sql.Stmt // prepared hot queries by text; nil when none
 	keys  *sealing.Keyring
+	// written holds the kinds this transaction wrote (store.Routing's OnCommit), and
+	// bumped the accounts whose routing revision it moved (once per transaction is enough).
+	written map[string]bool
+	bumped  map[string]bool
+}
+
+// wrote records a write of kind in account that succeeded and, when kind is one of
+// store.RoutingKinds, moves the account's routing revision, once per transaction.
+func (t *tx) wrote(ctx context.Context, kind, account string) error {
+	if t.written == nil {
+		t.written = map[string]bool{}
+	}
+	t.written[kind] = true
+	if t.bumped[account] || !store.RoutingKinds[kind] {
+		return nil
+	}
+	if _, err := t.exec(ctx, `INSERT INTO routing_revision (account_id, revision) VALUES (?, 1)
+		ON CONFLICT (account_id) DO UPDATE SET revision = routing_revision.revision + 1`, account); err != nil {
+		return err
+	}
+	if t.bumped == nil {
+		t.bumped = map[string]bool{}
+	}
+	t.bumped[account] = true
+	return nil
 }
 
 // queryContext runs a query, through its prepared statement when it is a hot one.
@@ -415,6 +487,9 @@ func (t *tx) GetWith(ctx context.Context, kind, id string, key store.AccountKey)
 }
 
 func (t *tx) List(ctx context.Context, q store.ListQuery) ([]*store.Object, error) {
+	if q.AllAccounts {
+		return t.queryColumns(ctx, t.columns(), "WHERE o.kind = ? ORDER BY o.id DESC", q.Kind)
+	}
 	query, args := t.listSQL(q)
 	return t.queryColumns(ctx, "", query, args...)
 }
@@ -485,6 +560,13 @@ func (t *tx) CountReferrers(ctx context.Context, id, kind string) (int, error) {
 }
 
 func (t *tx) Insert(ctx context.Context, o *store.Object) error {
+	if err := t.insert(ctx, o); err != nil {
+		return err
+	}
+	return t.wrote(ctx, o.Kind, o.AccountID)
+}
+
+func (t *tx) insert(ctx context.Context, o *store.Object) error {
 	keys, refs := encodeSet(o.UniqueKeys), encodeSet(o.Refs)
 	insert := func() error {
 		docs, args := t.setDoc(o)
@@ -598,6 +680,13 @@ func (t *tx) setDoc(o *store.Object) (docColumns, []any) {
 }
 
 func (t *tx) Update(ctx context.Context, o *store.Object) error {
+	if err := t.update(ctx, o); err != nil {
+		return err
+	}
+	return t.wrote(ctx, o.Kind, o.AccountID)
+}
+
+func (t *tx) update(ctx context.Context, o *store.Object) error {
 	keys, refs := encodeSet(o.UniqueKeys), encodeSet(o.Refs)
 	// Most updates change neither keys nor refs: then one statement, all or nothing, needs no
 	// savepoint, and reads no keys or refs (under SERIALIZABLE, every read of those indexes
@@ -717,14 +806,15 @@ func (t *tx) Delete(ctx context.Context, kind, id string) error {
 		return &store.ReferencedError{ID: id, ReferrerIDs: referrers}
 	}
 	// One statement, so no savepoint: its cascades to keys and refs are atomic with it.
-	n, err := t.exec(ctx, "DELETE FROM objects WHERE id = ? AND kind = ?", id, kind)
+	var account string
+	err = t.tx.QueryRowContext(ctx, t.d.rebind("DELETE FROM objects WHERE id = ? AND kind = ? RETURNING account_id"), id, kind).Scan(&account)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("%w: %s %s", store.ErrNotFound, kind, id)
+	}
 	if err != nil {
 		return err
 	}
-	if n == 0 {
-		return fmt.Errorf("%w: %s %s", store.ErrNotFound, kind, id)
-	}
-	return nil
+	return t.wrote(ctx, kind, account)
 }
 
 func (t *tx) exec(ctx context.Context, query string, args ...any) (int64, error) {

@@ -44,6 +44,10 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"OutboxConcurrentClaims", testOutboxConcurrentClaims},
 		{"OutboxPending", testOutboxPending},
 		{"Ready", testReady},
+		{"RoutingRevision", testRoutingRevision},
+		{"RoutingConcurrent", testRoutingConcurrent},
+		{"OnCommit", testOnCommit},
+		{"ListAllAccounts", testListAllAccounts},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,12 +1,16 @@
-// Package agentpeer is the server end of the agent protocol, as small as tests need: it
-// authenticates the token, upgrades with the subprotocol and hands every connection to the
-// test, which plays the server's part message by message. It checks what an agent sends;
-// the real server is in apiserver.
+// Package agentpeer is the server end of the agent protocol v2, as small as tests need: it
+// authenticates the token, upgrades with the subprotocol, runs the multiplexer and hands
+// every connection to the test, which plays the server's part message by message on the
+// control stream and opens visitor streams. It checks what an agent sends; the real server
+// is in apiserver/agentplane.
 package agentpeer
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -14,7 +18,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/coder/websocket/wsjson"
+	"github.com/hashicorp/yamux"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
@@ -45,6 +49,26 @@ type refusal struct {
 type Conn struct {
 	WS  *websocket.Conn
 	Req *http.Request // the handshake
+
+	sess    *yamux.Session // nil when the peer chose no subprotocol
+	ctl     *agentproto.ControlConn
+	readErr *closeRecorder
+}
+
+// closeRecorder keeps the first error the WebSocket's reads returned: the agent's close.
+type closeRecorder struct {
+	net.Conn
+	once sync.Once
+	err  error
+	done chan struct{}
+}
+
+func (c *closeRecorder) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if err != nil {
+		c.once.Do(func() { c.err = err; close(c.done) })
+	}
+	return n, err
 }
 
 // New starts a peer that accepts token; it stops when the test ends.
@@ -79,7 +103,7 @@ func New(t testing.TB, token string) *Peer {
 			_ = json.NewEncoder(w).Encode(api.Error{ErrorCode: "ERR_203", StatusCode: 403, Msg: "The authtoken is not valid."})
 			return
 		}
-		opts := &websocket.AcceptOptions{Subprotocols: []string{agentproto.Subprotocol}}
+		opts := &websocket.AcceptOptions{Subprotocols: []string{agentproto.SubprotocolV2}}
 		if noSub {
 			opts = nil
 		}
@@ -88,7 +112,18 @@ func New(t testing.TB, token string) *Peer {
 			t.Errorf("accept: %v", err)
 			return
 		}
-		p.conns <- &Conn{WS: ws, Req: r}
+		pc := &Conn{WS: ws, Req: r}
+		if !noSub {
+			// A yamux server as agentproto.ServerMux runs it, without keepalives (tests).
+			pc.readErr = &closeRecorder{Conn: websocket.NetConn(context.Background(), ws, websocket.MessageBinary), done: make(chan struct{})}
+			cfg := yamux.DefaultConfig()
+			cfg.EnableKeepAlive, cfg.LogOutput, cfg.MaxStreamWindowSize = false, io.Discard, agentproto.StreamWindow
+			if pc.sess, err = yamux.Server(pc.readErr, cfg); err != nil {
+				t.Errorf("yamux: %v", err)
+				return
+			}
+		}
+		p.conns <- pc
 	}))
 	t.Cleanup(p.srv.Close)
 	p.URL = p.srv.URL
@@ -126,6 +161,14 @@ func (p *Peer) Accept(t testing.TB) *Conn {
 	select {
 	case pc := <-p.conns:
 		t.Cleanup(func() { _ = pc.WS.CloseNow() })
+		if pc.sess != nil {
+			t.Cleanup(func() { _ = pc.sess.Close() })
+			st, err := pc.sess.AcceptStreamWithContext(WaitCtx(t))
+			if err != nil {
+				t.Fatalf("the agent opened no control stream: %v", err)
+			}
+			pc.ctl = agentproto.NewControlConn(st)
+		}
 		return pc
 	case <-t.Context().Done():
 		t.Fatal("the agent never connected")
@@ -158,8 +201,8 @@ func (pc *Conn) Read(t testing.TB) agentproto.Message {
 // ReadAny returns the agent's next message.
 func (pc *Conn) ReadAny(t testing.TB) agentproto.Message {
 	t.Helper()
-	var m agentproto.Message
-	if err := wsjson.Read(WaitCtx(t), pc.WS, &m); err != nil {
+	m, err := pc.ctl.Read(WaitCtx(t))
+	if err != nil {
 		t.Fatalf("reading the agent's message: %v", err)
 	}
 	return m
@@ -168,7 +211,10 @@ func (pc *Conn) ReadAny(t testing.TB) agentproto.Message {
 // Send sends m to the agent.
 func (pc *Conn) Send(t testing.TB, m agentproto.Message) {
 	t.Helper()
-	if err := wsjson.Write(WaitCtx(t), pc.WS, m); err != nil {
+	// A write that learns of the session's end may still have gone out: yamux reports the
+	// shutdown when the agent closes at once on reading it (an Error, a stop). What the agent
+	// did with it is for the test to check.
+	if err := pc.ctl.Write(WaitCtx(t), m); err != nil && !errors.Is(err, yamux.ErrSessionShutdown) {
 		t.Fatalf("sending %s: %v", m.Type, err)
 	}
 }
@@ -178,10 +224,21 @@ func (pc *Conn) Send(t testing.TB, m agentproto.Message) {
 func (pc *Conn) Closed(t testing.TB) websocket.StatusCode {
 	t.Helper()
 	for {
-		var m agentproto.Message
-		err := wsjson.Read(WaitCtx(t), pc.WS, &m)
-		if err != nil {
+		if pc.sess == nil { // no subprotocol: the agent closes before any message
+			_, _, err := pc.WS.Read(WaitCtx(t))
 			return websocket.CloseStatus(err)
+		}
+		m, err := pc.ctl.Read(WaitCtx(t))
+		if err != nil {
+			select {
+			case <-pc.readErr.done:
+			case <-WaitCtx(t).Done():
+				t.Fatal("the agent's close never came")
+			}
+			if errors.Is(pc.readErr.err, io.EOF) {
+				return websocket.StatusNormalClosure // NetConn reads a normal close (or going away) as EOF
+			}
+			return websocket.CloseStatus(pc.readErr.err)
 		}
 		if m.Type != agentproto.TypeHeartbeat && m.Type != agentproto.TypeHeartbeatAck {
 			t.Fatalf("the agent sent %+v instead of closing", m)
@@ -207,4 +264,17 @@ func (pc *Conn) Welcome(t testing.TB, sessionID string, tunnels int) agentproto.
 		pc.Send(t, agentproto.Message{Type: agentproto.TypeBound, ID: b.ID, TunnelID: "tn_" + sessionID + string(rune('a'+i)), EndpointID: "ep_x", URL: "https://" + b.Hostname})
 	}
 	return hello
+}
+
+// OpenStream opens a visitor stream to the agent with h first, as the server does.
+func (pc *Conn) OpenStream(t testing.TB, h agentproto.StreamHeader) net.Conn {
+	t.Helper()
+	st, err := pc.sess.OpenStream()
+	if err != nil {
+		t.Fatalf("opening a stream: %v", err)
+	}
+	if err := agentproto.WriteStreamHeader(st, h); err != nil {
+		t.Fatalf("writing the stream header: %v", err)
+	}
+	return st
 }

@@ -1,4 +1,4 @@
-package apiserver
+package agentplane
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/coder/websocket"
 	"go.uber.org/zap"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
@@ -31,22 +32,22 @@ const reapBatch = 100
 // tend is the hub's work of each heartbeat interval: it renews this
 // replica's lease, beats its connections and sweeps the replicas whose leases ran out. One
 // loop and one store read for all connections, rather than a goroutine and a read each.
-func (h *agentHub) tend() {
+func (h *Plane) tend() {
 	retaken, err := h.renewLease(h.ctx)
 	if retaken {
-		h.s.log.Warn("agent replica lease had run out and was swept: its sessions were ended")
+		h.log.Warn("agent replica lease had run out and was swept: its sessions were ended")
 	}
 	h.beat()
 	if err == nil {
 		err = h.sweep()
 	}
 	if err != nil && h.ctx.Err() == nil {
-		h.s.logStoreError(h.s.log, "agent replica lease", err)
+		h.logStoreError(h.log, "agent replica lease", err)
 	}
 }
 
 // every runs fn every interval until the hub stops; the hub's loops are all of this shape.
-func (h *agentHub) every(interval time.Duration, fn func()) {
+func (h *Plane) every(interval time.Duration, fn func()) {
 	defer h.wg.Done()
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
@@ -63,17 +64,17 @@ func (h *agentHub) every(interval time.Duration, fn func()) {
 // renewLease extends this replica's lease, or takes it again (taken) if another replica swept it
 // (this one was stalled for longer than a lease: its sessions are gone, and their sockets
 // close at their next heartbeat).
-func (h *agentHub) renewLease(ctx context.Context) (taken bool, err error) {
-	doc, err := json.Marshal(leaseDoc{Until: time.Now().Add(h.s.opts.Agents.ReplicaLease).UTC()})
+func (h *Plane) renewLease(ctx context.Context) (taken bool, err error) {
+	doc, err := json.Marshal(leaseDoc{Until: time.Now().Add(h.opts.ReplicaLease).UTC()})
 	if err != nil {
 		return false, err
 	}
-	err = h.s.opts.Store.Write(ctx, func(tx store.Tx) error {
-		o, err := tx.Get(ctx, kindAgentReplica, h.replica)
+	err = h.store.Write(ctx, func(tx store.Tx) error {
+		o, err := tx.Get(ctx, kinds.AgentReplica, h.replica)
 		taken = isNotFound(err)
 		switch {
 		case taken:
-			return tx.Insert(ctx, &store.Object{Kind: kindAgentReplica, ID: h.replica, Doc: doc})
+			return tx.Insert(ctx, &store.Object{Kind: kinds.AgentReplica, ID: h.replica, Doc: doc})
 		case err != nil:
 			return err
 		}
@@ -86,7 +87,7 @@ func (h *agentHub) renewLease(ctx context.Context) (taken bool, err error) {
 // beat goes over the connections held here: it closes those whose agent was silent for
 // three intervals and those whose session row is gone (their credential was deleted, maybe
 // through another replica, or this replica was swept), and sends the others a heartbeat.
-func (h *agentHub) beat() {
+func (h *Plane) beat() {
 	h.mu.Lock()
 	conns := make([]*agentConn, 0, len(h.conns))
 	for _, a := range h.conns {
@@ -99,17 +100,17 @@ func (h *agentHub) beat() {
 	// Taken after the connections: each of them registered after its row was committed, so
 	// a row missing here is a row deleted.
 	held := map[string]bool{}
-	err := h.s.opts.Store.Read(h.ctx, func(tx store.Tx) error {
+	err := h.store.Read(h.ctx, func(tx store.Tx) error {
 		objs, err := tx.Referrers(h.ctx, h.replica)
 		for _, o := range objs {
-			held[o.ID] = o.Kind == kindTunnelSession
+			held[o.ID] = o.Kind == kinds.TunnelSession
 		}
 		return err
 	})
 	if err != nil && h.ctx.Err() == nil {
-		h.s.logStoreError(h.s.log, "agent sessions check", err)
+		h.logStoreError(h.log, "agent sessions check", err)
 	}
-	every := h.s.opts.Agents.Heartbeat
+	every := h.opts.Heartbeat
 	for _, a := range conns {
 		switch {
 		case time.Since(time.Unix(0, a.lastHeard.Load())) > 3*every:
@@ -125,11 +126,11 @@ func (h *agentHub) beat() {
 }
 
 // sweep ends the sessions of every other replica whose lease has run out.
-func (h *agentHub) sweep() error {
+func (h *Plane) sweep() error {
 	ctx := h.ctx
 	var leases []*store.Object
-	err := h.s.opts.Store.Read(ctx, func(tx store.Tx) (err error) {
-		leases, err = tx.List(ctx, store.ListQuery{Kind: kindAgentReplica})
+	err := h.store.Read(ctx, func(tx store.Tx) (err error) {
+		leases, err = tx.List(ctx, store.ListQuery{Kind: kinds.AgentReplica})
 		return err
 	})
 	if err != nil {
@@ -140,8 +141,8 @@ func (h *agentHub) sweep() error {
 		if o.ID == h.replica || !leaseExpired(o, now) {
 			continue
 		}
-		h.s.log.Info("agent replica lease ran out: ending its sessions", zap.String("replica", o.ID))
-		if err := h.s.reapReplica(ctx, o.ID, false); err != nil {
+		h.log.Info("agent replica lease ran out: ending its sessions", zap.String("replica", o.ID))
+		if err := h.reapReplica(ctx, o.ID, false); err != nil {
 			return err
 		}
 	}
@@ -158,12 +159,12 @@ func leaseExpired(o *store.Object, now time.Time) bool {
 // deletes the commands it sent, a batch per transaction, then its lease. Unless force (the
 // replica's own Close), it stops as soon as the lease turns out to be renewed: that replica
 // is alive after all.
-func (s *Server) reapReplica(ctx context.Context, replica string, force bool) error {
+func (h *Plane) reapReplica(ctx context.Context, replica string, force bool) error {
 	for {
-		var done, delivering bool
-		err := s.opts.Store.Write(ctx, func(tx store.Tx) error {
-			done, delivering = false, false
-			lease, err := tx.Get(ctx, kindAgentReplica, replica)
+		var done bool
+		err := h.store.Write(ctx, func(tx store.Tx) error {
+			done = false
+			lease, err := tx.Get(ctx, kinds.AgentReplica, replica)
 			if isNotFound(err) {
 				done = true
 				return nil
@@ -181,27 +182,24 @@ func (s *Server) reapReplica(ctx context.Context, replica string, force bool) er
 			}
 			if len(held) == 0 {
 				done = true
-				return tx.Delete(ctx, kindAgentReplica, replica)
+				return tx.Delete(ctx, kinds.AgentReplica, replica)
 			}
 			for _, o := range held[:min(len(held), reapBatch)] {
-				if o.Kind != kindTunnelSession {
+				if o.Kind != kinds.TunnelSession {
 					if err := tx.Delete(ctx, o.Kind, o.ID); err != nil {
 						return err
 					}
 					continue
 				}
-				d, err := s.endSession(ctx, tx, o.ID)
-				if err != nil {
+				if err := h.EndSession(ctx, tx, o.ID); err != nil {
 					return err
 				}
-				delivering = delivering || d
 			}
 			return nil
 		})
 		if err != nil {
 			return err
 		}
-		s.wakeDelivery(delivering)
 		if done {
 			return nil
 		}

@@ -1,4 +1,14 @@
-package apiserver
+// Package agentplane is the agent plane (internal/agentproto): agents connect over a
+// WebSocket with a tunnel credential's token, and each connection is a tunnel session stored
+// beside its tunnels and endpoints, so that every replica lists them. The replica holding the
+// socket owns the rows: it deletes them, in one transaction, when the socket closes or the
+// agent falls silent, and it closes the socket when the session row disappears (its
+// credential was deleted).
+//
+// The plane serves GET /agent/connect (Plane is its http.Handler) and gets what it needs of
+// the API server (authentication, events, the store outage, rate limiters) through Host;
+// it never imports the API server.
+package agentplane
 
 import (
 	"context"
@@ -6,17 +16,16 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/coder/websocket"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
@@ -24,35 +33,20 @@ import (
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
 
-// The agent plane (internal/agentproto): agents connect over a WebSocket with a tunnel
-// credential's token, and each connection is a tunnel session stored beside its tunnels and
-// endpoints, so that every replica lists them. The replica holding the socket owns the rows:
-// it deletes them, in one transaction, when the socket closes or the agent falls silent, and
-// it closes the socket when the session row disappears (its credential was deleted).
-
-// Store kinds of the agent plane.
-const (
-	kindTunnelSession = "tunnel_session"
-	kindTunnel        = "tunnel"
-	kindEndpoint      = "endpoint"
-	kindAgentCommand  = "agent_command"
-	kindAgentReplica  = "agent_replica"
-)
-
 // transport is the tunnel sessions' transport member (details.md §7.6: "<service>/v2").
 const transport = "warren/v2"
 
-// AgentOptions configure the agent plane.
-type AgentOptions struct {
+// Options configure the agent plane.
+type Options struct {
 	// Heartbeat is how often the server and each agent must hear from each other; an agent
-	// silent for three intervals is disconnected. 0 means DefaultAgentHeartbeat.
+	// silent for three intervals is disconnected. 0 means DefaultHeartbeat.
 	Heartbeat time.Duration
 	// CommandTimeout bounds how long a session command waits for the agent's answer.
-	// 0 means DefaultAgentCommandTimeout.
+	// 0 means DefaultCommandTimeout.
 	CommandTimeout time.Duration
 	// CommandPoll is how often a replica looks in the store for commands that another
 	// replica received for its agents, and how often that replica looks for the answer.
-	// 0 means DefaultAgentCommandPoll.
+	// 0 means DefaultCommandPoll.
 	CommandPoll time.Duration
 	// ReplicaLease is how long a replica's liveness lease lasts; the replica renews it every
 	// Heartbeat, and any other replica ends the sessions of a replica whose lease ran out
@@ -62,28 +56,28 @@ type AgentOptions struct {
 	// credential, and all the credentials of one account, may start per minute, all at once
 	// or spread out (429 ERR_226 at the handshake beyond). CredentialSessions and
 	// AccountSessions cap the sessions they hold at once (429 ERR_225). 0 means the
-	// DefaultAgent… value; a negative value turns that limit off.
+	// Default… value; a negative value turns that limit off.
 	CredentialSessionRate, AccountSessionRate int
 	CredentialSessions, AccountSessions       int
 }
 
-// Defaults of AgentOptions.
+// Defaults of Options.
 const (
-	DefaultAgentHeartbeat      = 10 * time.Second
-	DefaultAgentCommandTimeout = 10 * time.Second
-	DefaultAgentCommandPoll    = 250 * time.Millisecond
+	DefaultHeartbeat      = 10 * time.Second
+	DefaultCommandTimeout = 10 * time.Second
+	DefaultCommandPoll    = 250 * time.Millisecond
 	// The session limits are far above what an ordinary deployment meets (an agent opens one
 	// session and reconnects with backoff) and well below a flood (issue 16: one credential
 	// opened 313 sessions per second). A fleet sharing one credential that restarts at once
 	// is let in by the burst, then 10 per second per credential.
-	DefaultAgentCredentialSessionRate = 600  // per minute
-	DefaultAgentAccountSessionRate    = 3000 // per minute
-	DefaultAgentCredentialSessions    = 1000
-	DefaultAgentAccountSessions       = 5000
+	DefaultCredentialSessionRate = 600  // per minute
+	DefaultAccountSessionRate    = 3000 // per minute
+	DefaultCredentialSessions    = 1000
+	DefaultAccountSessions       = 5000
 )
 
-// check rejects a lease that could run out between two renewals (one per heartbeat).
-func (o AgentOptions) check() error {
+// Check rejects a lease that could run out between two renewals (one per heartbeat).
+func (o Options) Check() error {
 	o.setDefaults()
 	if o.ReplicaLease <= o.Heartbeat {
 		return fmt.Errorf("the agent replica lease %s must be longer than the agent heartbeat %s", o.ReplicaLease, o.Heartbeat)
@@ -91,15 +85,15 @@ func (o AgentOptions) check() error {
 	return nil
 }
 
-func (o *AgentOptions) setDefaults() {
+func (o *Options) setDefaults() {
 	if o.Heartbeat <= 0 {
-		o.Heartbeat = DefaultAgentHeartbeat
+		o.Heartbeat = DefaultHeartbeat
 	}
 	if o.CommandTimeout <= 0 {
-		o.CommandTimeout = DefaultAgentCommandTimeout
+		o.CommandTimeout = DefaultCommandTimeout
 	}
 	if o.CommandPoll <= 0 {
-		o.CommandPoll = DefaultAgentCommandPoll
+		o.CommandPoll = DefaultCommandPoll
 	}
 	if o.ReplicaLease <= 0 {
 		o.ReplicaLease = 3 * o.Heartbeat
@@ -108,13 +102,45 @@ func (o *AgentOptions) setDefaults() {
 		v   *int
 		def int
 	}{
-		{&o.CredentialSessionRate, DefaultAgentCredentialSessionRate}, {&o.AccountSessionRate, DefaultAgentAccountSessionRate},
-		{&o.CredentialSessions, DefaultAgentCredentialSessions}, {&o.AccountSessions, DefaultAgentAccountSessions},
+		{&o.CredentialSessionRate, DefaultCredentialSessionRate}, {&o.AccountSessionRate, DefaultAccountSessionRate},
+		{&o.CredentialSessions, DefaultCredentialSessions}, {&o.AccountSessions, DefaultAccountSessions},
 	} {
 		if *l.v == 0 {
 			*l.v = l.def
 		}
 	}
+}
+
+// Host is what the plane gets from the API server that mounts it (apiserver/agentplane_host.go).
+type Host struct {
+	// Store is the API's store (with its logs and timings).
+	Store store.Store
+	Log   *zap.Logger
+	Now   func() time.Time
+	// Credential resolves an agent's Authorization header to its tunnel credential, in tx,
+	// with the API's 403 codes (details.md §5.3).
+	Credential func(ctx context.Context, tx store.Tx, r *http.Request) (*store.Object, error)
+	// ClientIP is the agent's address, as the API sees a client's (trusted proxies).
+	ClientIP func(r *http.Request) string
+	// RequestLog is the logger of a request (its operation ID); WriteError answers it with
+	// the API's error body.
+	RequestLog func(r *http.Request) *zap.Logger
+	WriteError func(w http.ResponseWriter, r *http.Request, err error)
+	// SessionEvent writes a session's start or stop event in tx, when an event subscription
+	// of the account names its type (the outbox wakes its worker once tx commits).
+	SessionEvent func(ctx context.Context, tx store.Tx, accountID, eventType string, sess api.TunnelSession) error
+	// StoreDown reports err when it says the store is unreachable (logged once per outage).
+	StoreDown func(err error) bool
+	// Limiter is a per-key token bucket of perMinute, scoped by scope (the API's limiter,
+	// shared through the store by the replicas of a PostgreSQL database).
+	Limiter func(scope string, perMinute int) Limiter
+	// Metrics registers the plane's series (streams); nil registers none.
+	Metrics prometheus.Registerer
+}
+
+// Limiter takes one from key's allowance: allowed, or the time until it would be.
+type Limiter interface {
+	Allow(ctx context.Context, key string, now time.Time) (allowed bool, retryAfter time.Duration, err error)
 }
 
 // sessionSecret is what the store keeps of a session beside its document: the replica that
@@ -123,44 +149,63 @@ type sessionSecret struct {
 	Replica string `json:"replica"`
 }
 
-// agentHub is this replica's connected agents.
-type agentHub struct {
-	s       *Server
+// Plane is this replica's connected agents: the handler of GET /agent/connect.
+type Plane struct {
+	host    Host
+	opts    Options
+	store   store.Store
+	log     *zap.Logger
+	limits  sessionLimits
 	replica string // this process, as recorded in its sessions' rows
 	ctx     context.Context
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
-	// abandoned makes the hub stop as a crashed process would: its loops end and its
+	// abandoned makes the plane stop as a crashed process would: its loops end and its
 	// sockets close, but its rows and lease stay for the other replicas to sweep (tests).
 	abandoned atomic.Bool
 
 	mu    sync.Mutex
 	conns map[string]*agentConn // by session ID
+
+	tunnels *tunnelIndex // the online tunnels of this replica (streams.go)
+	metrics *planeMetrics
 }
 
-// newAgentHub takes this replica's lease and starts its loops.
-func newAgentHub(ctx context.Context, s *Server) (*agentHub, error) {
-	hubCtx, cancel := context.WithCancel(context.Background())
-	h := &agentHub{s: s, replica: ids.New(ids.AgentReplica), ctx: hubCtx, cancel: cancel, conns: map[string]*agentConn{}}
+// New takes this replica's lease and starts the plane's loops, until Close.
+func New(ctx context.Context, opts Options, host Host) (*Plane, error) {
+	if err := opts.Check(); err != nil {
+		return nil, err
+	}
+	opts.setDefaults()
+	planeCtx, cancel := context.WithCancel(context.Background())
+	h := &Plane{
+		host: host, opts: opts, store: host.Store, log: host.Log, limits: newSessionLimits(opts, host.Limiter),
+		replica: ids.New(ids.AgentReplica), ctx: planeCtx, cancel: cancel, conns: map[string]*agentConn{},
+		tunnels: newTunnelIndex(),
+	}
+	h.metrics = newPlaneMetrics(h, host.Metrics)
 	if _, err := h.renewLease(ctx); err != nil {
 		cancel()
 		return nil, err
 	}
 	h.wg.Add(2)
-	go h.every(s.opts.Agents.CommandPoll, h.pollCommands)
-	go h.every(s.opts.Agents.Heartbeat, h.tend)
+	go h.every(opts.CommandPoll, h.pollCommands)
+	go h.every(opts.Heartbeat, h.tend)
 	return h, nil
 }
 
-// connected is the number of agents connected to this replica.
-func (h *agentHub) connected() int {
+// Replica is this replica's ID, as its sessions' rows and leases record it.
+func (h *Plane) Replica() string { return h.replica }
+
+// Connected is the number of agents connected to this replica.
+func (h *Plane) Connected() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return len(h.conns)
 }
 
-// close disconnects every agent, deletes their sessions, then the lease, and waits for it.
-func (h *agentHub) close() {
+// Close disconnects every agent, deletes their sessions, then the lease, and waits for it.
+func (h *Plane) Close() {
 	h.cancel()
 	h.wg.Wait()
 	if h.abandoned.Load() {
@@ -168,27 +213,29 @@ func (h *agentHub) close() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := h.s.reapReplica(ctx, h.replica, true); err != nil {
-		h.s.log.Error("agent replica lease", zap.Error(err))
+	if err := h.reapReplica(ctx, h.replica, true); err != nil {
+		h.log.Error("agent replica lease", zap.Error(err))
 	}
 }
 
-// abandon stops the hub as if the process had died: see agentHub.abandoned.
-func (h *agentHub) abandon() {
+// Abandon stops the plane as if the process had died (tests): its loops end and its
+// agents' sockets close, but their sessions and the replica's lease stay in the store for
+// the other replicas to sweep.
+func (h *Plane) Abandon() {
 	h.abandoned.Store(true)
 	h.cancel()
 	h.wg.Wait()
 }
 
-func (h *agentHub) get(sessionID string) *agentConn {
+func (h *Plane) get(sessionID string) *agentConn {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.conns[sessionID]
 }
 
-// end closes the sockets of sessions whose rows are gone (a deleted credential), if this
+// End closes the sockets of sessions whose rows are gone (a deleted credential), if this
 // replica holds them; other replicas notice at their next heartbeat.
-func (h *agentHub) end(sessionIDs []string) {
+func (h *Plane) End(sessionIDs []string) {
 	for _, id := range sessionIDs {
 		if a := h.get(id); a != nil {
 			a.close(websocket.StatusPolicyViolation, "the session's credential was deleted")
@@ -196,10 +243,21 @@ func (h *agentHub) end(sessionIDs []string) {
 	}
 }
 
+// logStoreError logs a failed store call of background work, unless it is the store's
+// outage, which is logged once.
+func (h *Plane) logStoreError(log *zap.Logger, msg string, err error, fields ...zap.Field) {
+	if h.host.StoreDown(err) {
+		return
+	}
+	log.Error(msg, append(fields, zap.Error(err))...)
+}
+
 // agentConn is one connected agent.
 type agentConn struct {
-	hub          *agentHub
+	hub          *Plane
 	ws           *websocket.Conn
+	mux          *agentproto.ServerMux
+	ctl          *agentproto.ControlConn // the control stream, once accepted
 	log          *zap.Logger
 	sessionID    string
 	accountID    string
@@ -209,6 +267,10 @@ type agentConn struct {
 	lastHeard    atomic.Int64 // Unix ns of the last message from the agent
 	done         chan struct{}
 	closeOnce    sync.Once
+	// ending: the socket is being closed; no stream is opened to it any more.
+	ending atomic.Bool
+	// streams is the number of visitor streams open to this agent.
+	streams atomic.Int64
 
 	// rowsGone: the session's rows were deleted by the read loop (endRows), which alone
 	// touches it.
@@ -224,94 +286,63 @@ type pendingCommand struct {
 	answer chan agentproto.Message
 }
 
-// agentConnect serves GET /agent/connect: it authenticates the credential token, upgrades
-// to a WebSocket and runs the session until the socket closes.
-func (s *Server) agentConnect(w http.ResponseWriter, r *http.Request) {
-	c := callOf(r)
-	cred, err := s.agentCredential(c)
+// ServeHTTP serves GET /agent/connect: it authenticates the credential token, upgrades to a
+// WebSocket and runs the session until the socket closes.
+func (h *Plane) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	cred, err := h.credential(r)
 	if err != nil {
-		s.heldSessionsRetryAfter(c, err)
-		c.writeError(err)
+		h.heldSessionsRetryAfter(w, err)
+		h.host.WriteError(w, r, err)
 		return
 	}
-	if !slices.Contains(websocketProtocols(r), agentproto.Subprotocol) {
-		c.writeError(apierr.WithDetail(apierr.BadRequest("ERR_215", "The agent must speak the WebSocket subprotocol %s.", agentproto.Subprotocol), "param", "Sec-WebSocket-Protocol"))
+	if msg := agentproto.SubprotocolRefusal(r.Header); msg != "" {
+		// 426 Upgrade Required: the request is fine but for the protocol, which the agent
+		// must be upgraded to speak; the Upgrade header names it (RFC 9110 §15.5.22).
+		w.Header().Set("Upgrade", "websocket")
+		w.Header().Set("Sec-WebSocket-Protocol", agentproto.SubprotocolV2)
+		h.host.WriteError(w, r, apierr.WithDetail(apierr.New(http.StatusUpgradeRequired, "ERR_215", "%s", msg), "param", "Sec-WebSocket-Protocol"))
 		return
 	}
-	h := s.agents
 	h.wg.Add(1)
 	defer h.wg.Done()
 	if h.ctx.Err() != nil {
-		c.writeError(apierr.New(http.StatusServiceUnavailable, "", "The server is shutting down."))
+		h.host.WriteError(w, r, apierr.New(http.StatusServiceUnavailable, "", "The server is shutting down."))
 		return
 	}
-	if err := s.takeSessionRate(c, cred); err != nil {
-		c.writeError(err)
+	log := h.host.RequestLog(r)
+	if err := h.takeSessionRate(r.Context(), w, log, cred); err != nil {
+		h.host.WriteError(w, r, err)
 		return
 	}
-	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{agentproto.Subprotocol}})
+	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{agentproto.SubprotocolV2}})
 	if err != nil {
 		return // Accept answered the request
 	}
-	ws.SetReadLimit(1 << 20)
+	// The plane's context bounds the connection: at shutdown its streams and socket end.
+	mux, err := agentproto.NewServerMux(h.ctx, ws, agentproto.MuxOptions{Heartbeat: h.opts.Heartbeat, Log: log})
+	if err != nil {
+		log.Error("agent multiplexer", zap.Error(err))
+		_ = ws.Close(websocket.StatusInternalError, "multiplexer")
+		return
+	}
 	a := &agentConn{
-		hub: h, ws: ws, credentialID: cred.ID, accountID: cred.AccountID,
-		log:  c.log.With(zap.String("account_id", cred.AccountID), zap.String("credential_id", cred.ID)),
+		hub: h, ws: ws, mux: mux, credentialID: cred.ID, accountID: cred.AccountID,
+		log:  log.With(zap.String("account_id", cred.AccountID), zap.String("credential_id", cred.ID)),
 		done: make(chan struct{}), pending: map[string]pendingCommand{},
 	}
-	a.run(clientIP(r, s.opts.TrustedProxies).String())
+	a.run(h.host.ClientIP(r))
 }
 
-// websocketProtocols lists the subprotocols a handshake offers.
-func websocketProtocols(r *http.Request) []string {
-	var out []string
-	for _, v := range r.Header.Values("Sec-WebSocket-Protocol") {
-		for _, p := range strings.Split(v, ",") {
-			out = append(out, strings.TrimSpace(p))
-		}
-	}
-	return out
-}
-
-// agentCredential resolves the Authorization header of an agent to its tunnel credential,
-// with the 403 codes of the API (details.md §5.3), and refuses it while the credential or
-// its account holds as many sessions as it may (checked again when the session starts).
-func (s *Server) agentCredential(c *call) (*store.Object, error) {
-	header, err := authorizationHeader(c.r)
-	if err != nil {
-		return nil, err
-	}
-	if header == "" {
-		return nil, apierr.Forbidden("ERR_200", "The Authorization header is missing. Send 'Authorization: Bearer <tunnel credential token>'.")
-	}
-	scheme, token, ok := strings.Cut(header, " ")
-	token = strings.TrimSpace(token)
-	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
-		return nil, apierr.Forbidden("ERR_201", "The Authorization header could not be parsed; expected 'Bearer <tunnel credential token>'.")
-	}
-	body, _, ok := ids.SplitToken(token)
-	if !ok {
-		// Never echoed: a mistyped token is still a secret.
-		return nil, apierr.Forbidden("ERR_202", "The credential does not look like a tunnel credential token (FIRSTPART_SECONDPART).")
-	}
+// credential resolves the Authorization header of an agent to its tunnel credential, and
+// refuses it while the credential or its account holds as many sessions as it may (checked
+// again when the session starts): one read.
+func (h *Plane) credential(r *http.Request) (*store.Object, error) {
 	var cred *store.Object
-	err = c.read(func(tx store.Tx) error {
-		o, err := tx.Get(c.r.Context(), kindCredential, ids.Credential+body)
-		if isNotFound(err) {
-			return apierr.Forbidden("ERR_203", "The tunnel credential token is not valid: it is unknown or was revoked.")
-		}
-		if err != nil {
+	err := h.store.Read(r.Context(), func(tx store.Tx) (err error) {
+		if cred, err = h.host.Credential(r.Context(), tx, r); err != nil {
 			return err
 		}
-		var secret tokenSecret
-		if err := json.Unmarshal(o.Secret, &secret); err != nil {
-			return err
-		}
-		if !ids.TokenMatches(token, secret.TokenHash) {
-			return apierr.Forbidden("ERR_203", "The tunnel credential token is not valid: it is unknown or was revoked.")
-		}
-		cred = o
-		return s.checkHeldSessions(c.r.Context(), tx, o)
+		return h.checkHeldSessions(r.Context(), tx, cred)
 	})
 	return cred, err
 }
@@ -321,8 +352,15 @@ func (s *Server) agentCredential(c *call) (*store.Object, error) {
 func (a *agentConn) run(ip string) {
 	h := a.hub
 	defer a.ws.CloseNow()
+	defer a.mux.Close()
 	a.lastHeard.Store(time.Now().UnixNano())
-	helloCtx, cancel := context.WithTimeout(h.ctx, 3*h.s.opts.Agents.Heartbeat)
+	helloCtx, cancel := context.WithTimeout(h.ctx, 3*h.opts.Heartbeat)
+	defer cancel()
+	ctl, err := a.mux.AcceptControl(helloCtx)
+	if err != nil {
+		return
+	}
+	a.ctl = ctl
 	hello, err := a.read(helloCtx)
 	cancel()
 	if err != nil {
@@ -341,7 +379,7 @@ func (a *agentConn) run(ip string) {
 			code, msg = ae.ErrorCode, ae.Msg
 		case errors.As(err, &v):
 			code, msg = v.Code, v.Msg
-		case h.s.outage.report(err, false):
+		case h.host.StoreDown(err):
 			// Not a refusal of the agent: closed so that it reconnects later.
 			_ = a.ws.Close(websocket.StatusTryAgainLater, "store unavailable")
 			return
@@ -358,7 +396,7 @@ func (a *agentConn) run(ip string) {
 	a.log.Info("agent connected", zap.String("ip", ip), zap.String("agent_version", hello.AgentVersion))
 	defer a.finish()
 
-	if err := a.send(agentproto.Message{Type: agentproto.TypeWelcome, ID: hello.ID, SessionID: a.sessionID, HeartbeatMillis: heartbeatMillis(h.s.opts.Agents.Heartbeat)}); err != nil {
+	if err := a.send(agentproto.Message{Type: agentproto.TypeWelcome, ID: hello.ID, SessionID: a.sessionID, HeartbeatMillis: heartbeatMillis(h.opts.Heartbeat)}); err != nil {
 		return
 	}
 	for {
@@ -380,6 +418,8 @@ func heartbeatMillis(d time.Duration) int {
 func (a *agentConn) finish() {
 	a.closeOnce.Do(func() { close(a.done) })
 	h := a.hub
+	a.ending.Store(true)
+	h.tunnels.removeSession(a)
 	h.mu.Lock()
 	delete(h.conns, a.sessionID)
 	h.mu.Unlock()
@@ -399,52 +439,35 @@ func (a *agentConn) endRows() {
 	// The hub's context may be cancelled (shutdown): the rows must go all the same.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var delivering bool
-	err := h.s.opts.Store.Write(ctx, func(tx store.Tx) (err error) {
-		delivering, err = h.s.endSession(ctx, tx, a.sessionID)
-		return err
-	})
+	err := h.store.Write(ctx, func(tx store.Tx) error { return h.EndSession(ctx, tx, a.sessionID) })
 	if err != nil {
-		h.s.logStoreError(a.log, "agent session cleanup", err)
+		h.logStoreError(a.log, "agent session cleanup", err)
 		return // finish tries again
 	}
 	a.rowsGone = true
-	h.s.wakeDelivery(delivering)
+	h.tunnels.removeSession(a)
 }
 
-// read reads one message; any message proves the agent alive.
+// read reads one message of the control stream; any message proves the agent alive.
 func (a *agentConn) read(ctx context.Context) (agentproto.Message, error) {
-	var m agentproto.Message
-	typ, data, err := a.ws.Read(ctx)
+	m, err := a.ctl.Read(ctx)
+	if errors.Is(err, agentproto.ErrMalformed) {
+		// Not read with U+FFFD in place of bad bytes, nor guessed at: refused (ERR_213).
+		a.fail("", "ERR_213", "A control message must be one JSON object of valid UTF-8, at most 1 MiB.")
+		return m, fmt.Errorf("agent sent a malformed message: %w", err)
+	}
 	if err != nil {
 		return m, err
 	}
 	a.lastHeard.Store(time.Now().UnixNano())
-	if typ == websocket.MessageText && !utf8.Valid(data) {
-		// RFC 6455 §8.1: a text frame that is not UTF-8 fails the connection with 1007;
-		// encoding/json would otherwise read it with U+FFFD in place of the bad bytes. The
-		// reader closes at once: the handshake is over before the session ends (CloseNow).
-		const msg = "A text frame must be valid UTF-8."
-		_ = a.send(agentproto.Message{Type: agentproto.TypeError, ErrorCode: "ERR_213", Error: msg})
-		_ = a.ws.Close(websocket.StatusInvalidFramePayloadData, msg)
-		return m, errors.New("agent sent a text frame that is not valid UTF-8")
-	}
-	if typ != websocket.MessageText || json.Unmarshal(data, &m) != nil {
-		a.fail("", "ERR_213", "A message must be one JSON object in a text frame.")
-		return m, errors.New("agent sent a malformed message")
-	}
 	return m, nil
 }
 
 // send writes one message, bounded by a heartbeat interval.
 func (a *agentConn) send(m agentproto.Message) error {
-	data, err := json.Marshal(m)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(a.hub.ctx, a.hub.s.opts.Agents.Heartbeat)
+	ctx, cancel := context.WithTimeout(a.hub.ctx, a.hub.opts.Heartbeat)
 	defer cancel()
-	return a.ws.Write(ctx, websocket.MessageText, data)
+	return a.ctl.Write(ctx, m)
 }
 
 // fail sends an Error that ends the connection, then closes it.
@@ -454,8 +477,13 @@ func (a *agentConn) fail(id, code, msg string) {
 }
 
 // close closes the socket with a status; the read loop then ends and cleans up.
+// The socket's close ends the multiplexer and with it every stream of the session at once.
 func (a *agentConn) close(code websocket.StatusCode, reason string) {
-	go func() { _ = a.ws.Close(code, rules.Clip(reason)) }()
+	a.ending.Store(true)
+	go func() {
+		_ = a.ws.Close(code, rules.Clip(reason))
+		_ = a.mux.Close()
+	}()
 }
 
 // handle answers one message of a running session.
@@ -509,7 +537,7 @@ func (a *agentConn) errorMessage(id string, err error) agentproto.Message {
 		m.ErrorCode, m.Error = ae.ErrorCode, ae.Msg
 	case errors.As(err, &v):
 		m.ErrorCode, m.Error = v.Code, v.Msg
-	case a.hub.s.outage.report(err, false):
+	case a.hub.host.StoreDown(err):
 		e := apierr.StoreUnavailable()
 		m.ErrorCode, m.Error = e.ErrorCode, e.Msg
 	default:
@@ -522,7 +550,7 @@ func (a *agentConn) errorMessage(id string, err error) agentproto.Message {
 // start stores the session named by Hello, with its start event, in one transaction; the
 // credential must still exist.
 func (a *agentConn) start(hello agentproto.Message, ip string) error {
-	s := a.hub.s
+	h := a.hub
 	region := hello.Region
 	if region == "" {
 		region = rules.DefaultAddrRegion
@@ -537,68 +565,66 @@ func (a *agentConn) start(hello agentproto.Message, ip string) error {
 	sess := api.TunnelSession{
 		ID: ids.New(ids.TunnelSession), AgentVersion: hello.AgentVersion, Credential: api.Ref{ID: a.credentialID},
 		IP: ip, Metadata: hello.Metadata, OS: hello.OS, Region: region,
-		StartedAt: api.FormatTime(s.opts.Now()), Transport: transport,
+		StartedAt: api.FormatTime(h.host.Now()), Transport: transport,
 	}
 	doc, err := json.Marshal(sess)
 	if err != nil {
 		return err
 	}
-	secret, _ := json.Marshal(sessionSecret{Replica: a.hub.replica})
-	ctx := a.hub.ctx
-	var delivering bool
-	err = s.opts.Store.Write(ctx, func(tx store.Tx) error {
-		cred, err := tx.Get(ctx, kindCredential, a.credentialID)
+	secret, _ := json.Marshal(sessionSecret{Replica: h.replica})
+	ctx := h.ctx
+	err = h.store.Write(ctx, func(tx store.Tx) error {
+		cred, err := tx.Get(ctx, kinds.Credential, a.credentialID)
 		if isNotFound(err) {
 			return apierr.Forbidden("ERR_203", "The tunnel credential was revoked.")
 		} else if err != nil {
 			return err
 		}
 		// The check before the upgrade read an earlier snapshot: sessions started since count.
-		if err := s.checkHeldSessions(ctx, tx, cred); err != nil {
+		if err := h.checkHeldSessions(ctx, tx, cred); err != nil {
 			return err
 		}
-		err = tx.Insert(ctx, &store.Object{Kind: kindTunnelSession, ID: sess.ID, AccountID: a.accountID, Doc: doc, Secret: secret, Refs: []string{a.credentialID, a.hub.replica}})
+		err = tx.Insert(ctx, &store.Object{Kind: kinds.TunnelSession, ID: sess.ID, AccountID: a.accountID, Doc: doc, Secret: secret, Refs: []string{a.credentialID, h.replica}})
 		if err != nil {
 			return err
 		}
-		delivering, err = s.addSessionEvent(ctx, tx, a.accountID, "agent_session_start.v0", sess)
-		return err
+		return h.host.SessionEvent(ctx, tx, a.accountID, "agent_session_start.v0", sess)
 	})
 	if err != nil {
 		return err
 	}
 	a.sessionID = sess.ID
-	s.wakeDelivery(delivering)
 	return nil
 }
 
-// endSession deletes a session, its tunnels and their endpoints and writes its stop event,
-// in tx. A session already gone is no error (its credential's deletion removed it).
-func (s *Server) endSession(ctx context.Context, tx store.Tx, sessionID string) (delivering bool, err error) {
-	o, err := tx.Get(ctx, kindTunnelSession, sessionID)
+// EndSession deletes a session, its tunnels and their endpoints and writes its stop event,
+// in tx. A session already gone is no error (its credential's deletion removed it). Its
+// socket, if this replica holds it, closes at End or at the next heartbeat.
+func (h *Plane) EndSession(ctx context.Context, tx store.Tx, sessionID string) error {
+	o, err := tx.Get(ctx, kinds.TunnelSession, sessionID)
 	if isNotFound(err) {
-		return false, nil
+		return nil
 	}
 	if err != nil {
-		return false, err
+		return err
 	}
 	tunnels, err := tx.Referrers(ctx, sessionID)
 	if err != nil {
-		return false, err
+		return err
 	}
 	for _, t := range tunnels {
 		if err := deleteTunnel(ctx, tx, t.ID); err != nil {
-			return false, err
+			return err
 		}
 	}
-	if err := tx.Delete(ctx, kindTunnelSession, sessionID); err != nil {
-		return false, err
+	if err := tx.Delete(ctx, kinds.TunnelSession, sessionID); err != nil {
+		return err
 	}
 	var sess api.TunnelSession
 	if err := json.Unmarshal(o.Doc, &sess); err != nil {
-		return false, err
+		return err
 	}
-	return s.addSessionEvent(ctx, tx, o.AccountID, "agent_session_stop.v0", sess)
+	return h.host.SessionEvent(ctx, tx, o.AccountID, "agent_session_stop.v0", sess)
 }
 
 // deleteTunnel deletes a tunnel and its endpoint (the endpoint refers to the tunnel).
@@ -612,33 +638,7 @@ func deleteTunnel(ctx context.Context, tx store.Tx, tunnelID string) error {
 			return err
 		}
 	}
-	return tx.Delete(ctx, kindTunnel, tunnelID)
+	return tx.Delete(ctx, kinds.Tunnel, tunnelID)
 }
 
-// endCredentialSessions deletes the sessions started with a credential that is being
-// deleted, in the credential's transaction; their sockets are closed once it commits.
-func (c *call) endCredentialSessions(tx store.Tx, credentialID string) error {
-	referrers, err := tx.Referrers(c.r.Context(), credentialID)
-	if err != nil {
-		return err
-	}
-	for _, o := range referrers {
-		if o.Kind != kindTunnelSession {
-			continue
-		}
-		if _, err := c.s.endSession(c.r.Context(), tx, o.ID); err != nil {
-			return err
-		}
-		if !slices.Contains(c.endedSessions, o.ID) {
-			c.endedSessions = append(c.endedSessions, o.ID)
-		}
-	}
-	return nil
-}
-
-// wakeDelivery wakes the delivery worker after a committed transaction wrote deliveries.
-func (s *Server) wakeDelivery(delivering bool) {
-	if delivering {
-		s.events.Wake()
-	}
-}
+func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }

@@ -1,4 +1,4 @@
-package apiserver
+package agentplane
 
 import (
 	"context"

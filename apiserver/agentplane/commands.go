@@ -1,4 +1,4 @@
-package apiserver
+package agentplane
 
 import (
 	"context"
@@ -10,9 +10,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
-	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 )
 
@@ -44,45 +44,28 @@ type storedCommand struct {
 	Failed    string              `json:"failed,omitempty"` // the holder's error, when the agent did not answer
 }
 
-// sessionCommandRoutes registers the three commands.
-func sessionCommandRoutes(v *view[api.TunnelSession], s *Server, mux *router) {
-	for _, name := range []string{agentproto.CommandRestart, agentproto.CommandStop, agentproto.CommandUpdate} {
-		mux.api("POST "+v.def.Path+"/{id}/"+name, op{in: typeOf[struct{}](), status: noContent}, func(c *call) error {
-			var in struct{}
-			if _, err := c.decodeBody(&in); err != nil {
-				return err
-			}
-			var sess *store.Object
-			err := c.read(func(tx store.Tx) (err error) {
-				sess, err = v.load(c, tx)
-				return err
-			})
-			if err != nil {
-				return err
-			}
-			ctx, cancel := context.WithTimeout(c.r.Context(), s.opts.Agents.CommandTimeout)
-			defer cancel()
-			var answer agentproto.Message
-			if a := s.agents.get(sess.ID); a != nil {
-				answer, err = a.command(ctx, name)
-			} else {
-				answer, err = s.remoteCommand(ctx, sess, name)
-			}
-			if err := commandError(s, name, answer, err); err != nil {
-				return err
-			}
-			return c.noContent()
-		})
+// Command runs a session command (restart, stop, update) on the session's agent, wherever
+// it is connected, and returns the API's error when it failed or could not be delivered.
+func (h *Plane) Command(ctx context.Context, sess *store.Object, name string) error {
+	ctx, cancel := context.WithTimeout(ctx, h.opts.CommandTimeout)
+	defer cancel()
+	var answer agentproto.Message
+	var err error
+	if a := h.get(sess.ID); a != nil {
+		answer, err = a.command(ctx, name)
+	} else {
+		answer, err = h.remoteCommand(ctx, sess, name)
 	}
+	return h.commandError(name, answer, err)
 }
 
 // commandError turns the agent's answer into the API's: nil on success, 400 with the
 // agent's code (or the command's failure code) when it failed, ERR_810 when it could not be
 // reached: 504 after the timeout, 502 when its connection ended first.
-func commandError(s *Server, name string, m agentproto.Message, err error) error {
+func (h *Plane) commandError(name string, m agentproto.Message, err error) error {
 	switch {
 	case errors.Is(err, errCommandTimeout) || errors.Is(err, context.DeadlineExceeded):
-		return apierr.New(http.StatusGatewayTimeout, "ERR_810", "The agent did not answer the %s command within %s.", name, s.opts.Agents.CommandTimeout)
+		return apierr.New(http.StatusGatewayTimeout, "ERR_810", "The agent did not answer the %s command within %s.", name, h.opts.CommandTimeout)
 	case errors.Is(err, errAgentGone):
 		return apierr.New(http.StatusBadGateway, "ERR_810", "The agent's connection ended before it answered the %s command.", name)
 	case err != nil:
@@ -113,7 +96,14 @@ func (a *agentConn) command(ctx context.Context, name string) (agentproto.Messag
 		a.mu.Unlock()
 	}()
 	if err := a.send(agentproto.Message{Type: agentproto.TypeCommand, ID: id, Command: name}); err != nil {
-		return agentproto.Message{}, errAgentGone
+		select {
+		case <-a.mux.Done():
+			// A write may fail for the session's end and still have gone out: the agent
+			// answers a stop, then closes, maybe before the write learns it was sent. Its
+			// answer, if it came, is read before the read loop ends (done).
+		default:
+			return agentproto.Message{}, errAgentGone
+		}
 	}
 	return awaitAnswer(ctx, ch, a.done)
 }
@@ -139,11 +129,11 @@ func awaitAnswer(ctx context.Context, ch <-chan agentproto.Message, done <-chan 
 
 // remoteCommand hands a command to the replica holding the session through the store and
 // waits for the answer it writes back. The command row is deleted either way.
-func (s *Server) remoteCommand(ctx context.Context, sess *store.Object, name string) (agentproto.Message, error) {
+func (h *Plane) remoteCommand(ctx context.Context, sess *store.Object, name string) (agentproto.Message, error) {
 	id := ids.New(ids.AgentCommand)
 	doc, _ := json.Marshal(storedCommand{SessionID: sess.ID, Command: name, State: "pending"})
-	err := s.opts.Store.Write(ctx, func(tx store.Tx) error {
-		return tx.Insert(ctx, &store.Object{Kind: kindAgentCommand, ID: id, AccountID: sess.AccountID, Doc: doc, Refs: []string{s.agents.replica}})
+	err := h.store.Write(ctx, func(tx store.Tx) error {
+		return tx.Insert(ctx, &store.Object{Kind: kinds.AgentCommand, ID: id, AccountID: sess.AccountID, Doc: doc, Refs: []string{h.replica}})
 	})
 	if err != nil {
 		return agentproto.Message{}, err
@@ -152,14 +142,14 @@ func (s *Server) remoteCommand(ctx context.Context, sess *store.Object, name str
 		// The request may have ended: the row must go all the same.
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		_ = s.opts.Store.Write(ctx, func(tx store.Tx) error {
-			if err := tx.Delete(ctx, kindAgentCommand, id); err != nil && !isNotFound(err) {
+		_ = h.store.Write(ctx, func(tx store.Tx) error {
+			if err := tx.Delete(ctx, kinds.AgentCommand, id); err != nil && !isNotFound(err) {
 				return err
 			}
 			return nil
 		})
 	}()
-	poll := time.NewTicker(s.opts.Agents.CommandPoll)
+	poll := time.NewTicker(h.opts.CommandPoll)
 	defer poll.Stop()
 	for {
 		select {
@@ -170,8 +160,8 @@ func (s *Server) remoteCommand(ctx context.Context, sess *store.Object, name str
 		var cmd storedCommand
 		var sessionGone bool
 		var rowGone bool
-		err := s.opts.Store.Read(ctx, func(tx store.Tx) error {
-			o, err := tx.Get(ctx, kindAgentCommand, id)
+		err := h.store.Read(ctx, func(tx store.Tx) error {
+			o, err := tx.Get(ctx, kinds.AgentCommand, id)
 			if isNotFound(err) {
 				rowGone = true // the sweep of a dead replica took it
 				return nil
@@ -179,7 +169,7 @@ func (s *Server) remoteCommand(ctx context.Context, sess *store.Object, name str
 			if err != nil {
 				return err
 			}
-			if _, err := tx.Get(ctx, kindTunnelSession, sess.ID); isNotFound(err) {
+			if _, err := tx.Get(ctx, kinds.TunnelSession, sess.ID); isNotFound(err) {
 				sessionGone = true
 			} else if err != nil {
 				return err
@@ -205,7 +195,7 @@ func (s *Server) remoteCommand(ctx context.Context, sess *store.Object, name str
 
 // pollCommands runs on every replica every CommandPoll: it looks for commands that other replicas stored for
 // the agents connected here, and delivers them.
-func (h *agentHub) pollCommands() {
+func (h *Plane) pollCommands() {
 	accounts := map[string]bool{}
 	h.mu.Lock()
 	for _, a := range h.conns {
@@ -214,18 +204,18 @@ func (h *agentHub) pollCommands() {
 	h.mu.Unlock()
 	for account := range accounts {
 		if err := h.takeCommands(account); err != nil && h.ctx.Err() == nil {
-			h.s.logStoreError(h.s.log, "agent commands", err, zap.String("account_id", account))
+			h.logStoreError(h.log, "agent commands", err, zap.String("account_id", account))
 		}
 	}
 }
 
 // takeCommands claims the pending commands of an account's sessions held here (state
 // pending -> sent, in a write transaction, so one replica sends each) and sends them.
-func (h *agentHub) takeCommands(accountID string) error {
+func (h *Plane) takeCommands(accountID string) error {
 	ctx := h.ctx
 	var pending []*store.Object
-	err := h.s.opts.Store.Read(ctx, func(tx store.Tx) (err error) {
-		pending, err = tx.List(ctx, store.ListQuery{Kind: kindAgentCommand, AccountID: accountID})
+	err := h.store.Read(ctx, func(tx store.Tx) (err error) {
+		pending, err = tx.List(ctx, store.ListQuery{Kind: kinds.AgentCommand, AccountID: accountID})
 		return err
 	})
 	if err != nil {
@@ -241,9 +231,9 @@ func (h *agentHub) takeCommands(accountID string) error {
 			continue
 		}
 		claimed := false
-		err := h.s.opts.Store.Write(ctx, func(tx store.Tx) error {
+		err := h.store.Write(ctx, func(tx store.Tx) error {
 			claimed = false
-			cur, err := tx.Get(ctx, kindAgentCommand, o.ID)
+			cur, err := tx.Get(ctx, kinds.AgentCommand, o.ID)
 			if isNotFound(err) {
 				return nil
 			}
@@ -271,9 +261,9 @@ func (h *agentHub) takeCommands(accountID string) error {
 }
 
 // deliverStored sends a stored command to the agent and writes its answer back.
-func (h *agentHub) deliverStored(a *agentConn, id string, cmd storedCommand) {
+func (h *Plane) deliverStored(a *agentConn, id string, cmd storedCommand) {
 	defer h.wg.Done()
-	ctx, cancel := context.WithTimeout(h.ctx, h.s.opts.Agents.CommandTimeout)
+	ctx, cancel := context.WithTimeout(h.ctx, h.opts.CommandTimeout)
 	m, err := a.command(ctx, cmd.Command)
 	cancel()
 	cmd.State = "done"
@@ -283,8 +273,8 @@ func (h *agentHub) deliverStored(a *agentConn, id string, cmd storedCommand) {
 		cmd.Result = &m
 	}
 	doc, _ := json.Marshal(cmd)
-	err = h.s.opts.Store.Write(h.ctx, func(tx store.Tx) error {
-		cur, err := tx.Get(h.ctx, kindAgentCommand, id)
+	err = h.store.Write(h.ctx, func(tx store.Tx) error {
+		cur, err := tx.Get(h.ctx, kinds.AgentCommand, id)
 		if isNotFound(err) {
 			return nil // the sender gave up
 		}
@@ -295,6 +285,6 @@ func (h *agentHub) deliverStored(a *agentConn, id string, cmd storedCommand) {
 		return tx.Update(h.ctx, cur)
 	})
 	if err != nil && h.ctx.Err() == nil {
-		h.s.log.Error("agent command answer", zap.String("session_id", cmd.SessionID), zap.Error(err))
+		h.log.Error("agent command answer", zap.String("session_id", cmd.SessionID), zap.Error(err))
 	}
 }

@@ -1,15 +1,17 @@
-package apiserver
+package agentplane
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apierr"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
@@ -34,17 +36,17 @@ func (a *agentConn) bind(m agentproto.Message) (agentproto.Message, error) {
 	if err := checkBind(&m); err != nil {
 		return agentproto.Message{}, err
 	}
-	s := a.hub.s
-	ctx := a.hub.ctx
-	now := api.FormatTime(s.opts.Now())
+	h := a.hub
+	ctx := h.ctx
+	now := api.FormatTime(h.host.Now())
 	tunnel := api.Tunnel{
 		ID: ids.New(ids.Tunnel), StartedAt: now, Region: a.region, Metadata: a.metadata,
 		ForwardsTo: m.ForwardsTo, Proto: m.Proto, TunnelSession: api.Ref{ID: a.sessionID}, Labels: m.Labels,
 	}
 	var ep *api.Endpoint
 	var owner string // the reserved domain or address the bind uses
-	err := s.opts.Store.Write(ctx, func(tx store.Tx) error {
-		cred, err := tx.Get(ctx, kindCredential, a.credentialID)
+	err := h.store.Write(ctx, func(tx store.Tx) error {
+		cred, err := tx.Get(ctx, kinds.Credential, a.credentialID)
 		if err != nil {
 			return err
 		}
@@ -58,13 +60,13 @@ func (a *agentConn) bind(m agentproto.Message) (agentproto.Message, error) {
 		if m.Labels != nil {
 			return insertTunnel(ctx, tx, a.accountID, &tunnel, nil)
 		}
-		if owner, err = boundOwner(ctx, tx, a.accountID, m); err != nil {
+		if owner, err = h.boundOwner(ctx, tx, a.accountID, m); err != nil {
 			return err
 		}
 		ep = newEndpoint(now, a, m, tunnel.ID, owner)
 		tunnel.PublicURL = ep.URL
 		tunnel.Endpoint = &api.Ref{ID: ep.ID}
-		key := "agent_bind:" + ep.Hostport
+		key := kinds.AgentBindKey(ep.Hostport)
 		if err := insertTunnel(ctx, tx, a.accountID, &tunnel, []string{key}); err != nil {
 			var dup *store.DuplicateError
 			if errors.As(err, &dup) {
@@ -81,15 +83,18 @@ func (a *agentConn) bind(m agentproto.Message) (agentproto.Message, error) {
 		}
 		// The endpoint holds the tunnel and its domain or address, so neither can be
 		// deleted under it (ERR_446 for a domain).
-		return tx.Insert(ctx, &store.Object{Kind: kindEndpoint, ID: ep.ID, AccountID: a.accountID, Doc: doc, Refs: []string{tunnel.ID, owner}})
+		return tx.Insert(ctx, &store.Object{Kind: kinds.Endpoint, ID: ep.ID, AccountID: a.accountID, Doc: doc, Refs: []string{tunnel.ID, owner}})
 	})
 	if err != nil {
 		return agentproto.Message{}, err
 	}
+	online := Tunnel{ID: tunnel.ID, AccountID: a.accountID, SessionID: a.sessionID, Proto: m.Proto, ForwardsTo: m.ForwardsTo, Labels: maps.Clone(m.Labels)}
 	bound := agentproto.Message{Type: agentproto.TypeBound, ID: m.ID, TunnelID: tunnel.ID}
 	if ep != nil {
 		bound.EndpointID, bound.URL = ep.ID, ep.URL
+		online.Hostport = ep.Hostport
 	}
+	h.tunnels.add(a, online)
 	return bound, nil
 }
 
@@ -98,14 +103,14 @@ func insertTunnel(ctx context.Context, tx store.Tx, accountID string, t *api.Tun
 	if err != nil {
 		return err
 	}
-	return tx.Insert(ctx, &store.Object{Kind: kindTunnel, ID: t.ID, AccountID: accountID, Doc: doc, UniqueKeys: keys, Refs: []string{t.TunnelSession.ID}})
+	return tx.Insert(ctx, &store.Object{Kind: kinds.Tunnel, ID: t.ID, AccountID: accountID, Doc: doc, UniqueKeys: keys, Refs: []string{t.TunnelSession.ID}})
 }
 
 // unbind closes one of the session's tunnels.
 func (a *agentConn) unbind(m agentproto.Message) error {
 	ctx := a.hub.ctx
-	return a.hub.s.opts.Store.Write(ctx, func(tx store.Tx) error {
-		o, err := tx.Get(ctx, kindTunnel, m.TunnelID)
+	err := a.hub.store.Write(ctx, func(tx store.Tx) error {
+		o, err := tx.Get(ctx, kinds.Tunnel, m.TunnelID)
 		if err == nil && !slices.Contains(o.Refs, a.sessionID) {
 			err = store.ErrNotFound
 		}
@@ -117,6 +122,10 @@ func (a *agentConn) unbind(m agentproto.Message) error {
 		}
 		return deleteTunnel(ctx, tx, m.TunnelID)
 	})
+	if err == nil {
+		a.hub.tunnels.remove(m.TunnelID)
+	}
+	return err
 }
 
 // checkBind validates the shape of a bind and normalises it: one of hostname (http, https,
@@ -238,9 +247,9 @@ func labelRuleMatches(rule, key, value string) bool {
 // address itself, the hostname itself, or the nearest wildcard domain above the hostname.
 // A name or address of another account is ERR_7118 / ERR_7114, one nobody reserved ERR_7117 /
 // ERR_7113.
-func boundOwner(ctx context.Context, tx store.Tx, accountID string, m agentproto.Message) (string, error) {
+func (h *Plane) boundOwner(ctx context.Context, tx store.Tx, accountID string, m agentproto.Message) (string, error) {
 	if m.Addr != "" {
-		o, err := tx.Lookup(ctx, addrKey(m.Addr))
+		o, err := tx.Lookup(ctx, kinds.ReservedAddrKey(m.Addr))
 		switch {
 		case isNotFound(err):
 			return "", apierr.WithDetail(apierr.BadRequest("ERR_7113", "The address %s is not reserved.", rules.Quote(m.Addr)), "param", "addr")
@@ -261,7 +270,7 @@ func boundOwner(ctx context.Context, tx store.Tx, accountID string, m agentproto
 		rest = after
 	}
 	for _, name := range candidates {
-		o, err := tx.Lookup(ctx, "reserved_domain:"+name)
+		o, err := tx.Lookup(ctx, kinds.ReservedDomainKey(name))
 		if isNotFound(err) {
 			continue
 		}

@@ -1,0 +1,313 @@
+package agentplane
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net"
+	"slices"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
+)
+
+// Streams to tunnels (protocol v2): the edge finds an online tunnel of this replica and opens
+// a stream to it over its agent's connection, one per visitor connection. The plane keeps
+// an index of the tunnels its agents bound, updated once each bind or unbind commits and
+// when a session ends, so that the edge's lookups read memory, never the store.
+
+// Errors of OpenStream, inside a *StreamError.
+var (
+	// ErrTunnelOffline: no agent connected to this replica holds the tunnel.
+	ErrTunnelOffline = errors.New("the tunnel is not online in this replica")
+	// ErrSessionEnded: the tunnel's agent session ended (or is ending) before the stream opened.
+	ErrSessionEnded = errors.New("the tunnel's agent session ended")
+)
+
+// StreamError is why OpenStream opened no stream; errors.Is tells ErrTunnelOffline from
+// ErrSessionEnded.
+type StreamError struct {
+	TunnelID string
+	Err      error // ErrTunnelOffline or ErrSessionEnded
+	Cause    error // what the multiplexer said, if anything
+}
+
+func (e *StreamError) Error() string {
+	if e.Cause != nil {
+		return fmt.Sprintf("agentplane: tunnel %s: %v: %v", e.TunnelID, e.Err, e.Cause)
+	}
+	return fmt.Sprintf("agentplane: tunnel %s: %v", e.TunnelID, e.Err)
+}
+
+func (e *StreamError) Unwrap() error { return e.Err }
+
+// Tunnel is an online tunnel of this replica, as the edge sees it.
+type Tunnel struct {
+	ID, AccountID, SessionID string
+	Proto                    string // http, https, tcp, tls
+	ForwardsTo               string
+	// Labels of a labeled tunnel (tunnel-group backends select it); nil otherwise.
+	Labels map[string]string
+	// Hostport is the agent endpoint the tunnel bound ("app.example.com:443",
+	// "1.tcp.example.com:20001"); "" for a labeled tunnel.
+	Hostport string
+}
+
+// tunnelIndex is the online tunnels of this replica.
+type tunnelIndex struct {
+	mu         sync.RWMutex
+	byID       map[string]heldTunnel
+	byEndpoint map[string]string // endpointKey -> tunnel ID
+}
+
+// endpointKey is what an agent endpoint is found by: the hostname of an http, https or tls
+// tunnel (whatever the port the edge serves it on: 443, or 80 for http), the address of a
+// tcp one. A hostname or address is bound by one tunnel at most (kinds.AgentBindKey).
+func endpointKey(proto, hostport string) string {
+	if proto == "tcp" {
+		return "tcp " + hostport
+	}
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = hostport
+	}
+	return "host " + host
+}
+
+// heldTunnel is a tunnel and the connection that holds it.
+type heldTunnel struct {
+	Tunnel
+	conn *agentConn
+}
+
+func newTunnelIndex() *tunnelIndex {
+	return &tunnelIndex{byID: map[string]heldTunnel{}, byEndpoint: map[string]string{}}
+}
+
+func (x *tunnelIndex) add(a *agentConn, t Tunnel) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.byID[t.ID] = heldTunnel{Tunnel: t, conn: a}
+	if t.Hostport != "" {
+		x.byEndpoint[endpointKey(t.Proto, t.Hostport)] = t.ID
+	}
+}
+
+func (x *tunnelIndex) remove(tunnelID string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.removeLocked(tunnelID)
+}
+
+func (x *tunnelIndex) removeLocked(tunnelID string) {
+	t, ok := x.byID[tunnelID]
+	if !ok {
+		return
+	}
+	delete(x.byID, tunnelID)
+	if key := endpointKey(t.Proto, t.Hostport); t.Hostport != "" && x.byEndpoint[key] == tunnelID {
+		delete(x.byEndpoint, key)
+	}
+}
+
+// removeSession removes every tunnel of a connection.
+func (x *tunnelIndex) removeSession(a *agentConn) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for id, t := range x.byID {
+		if t.conn == a {
+			x.removeLocked(id)
+		}
+	}
+}
+
+func (x *tunnelIndex) get(tunnelID string) (heldTunnel, bool) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	t, ok := x.byID[tunnelID]
+	return t, ok
+}
+
+// copied is t with labels of its own, so the caller cannot change the index's.
+func (t heldTunnel) copied() Tunnel {
+	out := t.Tunnel
+	out.Labels = maps.Clone(t.Labels)
+	return out
+}
+
+// Tunnel returns the online tunnel of this replica with that ID.
+func (h *Plane) Tunnel(tunnelID string) (Tunnel, bool) {
+	t, ok := h.tunnels.get(tunnelID)
+	if !ok || t.conn.ending.Load() {
+		return Tunnel{}, false
+	}
+	return t.copied(), true
+}
+
+// Matching returns the online labeled tunnels of this replica in the account whose labels
+// include all of labels (a tunnel-group backend's), by tunnel ID.
+func (h *Plane) Matching(accountID string, labels map[string]string) []Tunnel {
+	h.tunnels.mu.RLock()
+	var out []Tunnel
+	for _, t := range h.tunnels.byID {
+		if t.AccountID != accountID || t.Labels == nil || t.conn.ending.Load() || !includes(t.Labels, labels) {
+			continue
+		}
+		out = append(out, t.copied())
+	}
+	h.tunnels.mu.RUnlock()
+	slices.SortFunc(out, func(a, b Tunnel) int { return cmp.Compare(a.ID, b.ID) })
+	return out
+}
+
+// includes says every label of want is in have.
+func includes(have, want map[string]string) bool {
+	for k, v := range want {
+		if got, ok := have[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}
+
+// Endpoint returns the online tunnel of this replica bound to the agent endpoint of proto
+// at hostport: the hostname of an http, https or tls tunnel at whatever port the edge serves
+// it ("app.example.com:443", "app.example.com:80" for http), the address of a tcp one
+// ("1.tcp.example.com:20001").
+func (h *Plane) Endpoint(proto, hostport string) (Tunnel, bool) {
+	h.tunnels.mu.RLock()
+	id, ok := h.tunnels.byEndpoint[endpointKey(proto, hostport)]
+	h.tunnels.mu.RUnlock()
+	if !ok {
+		return Tunnel{}, false
+	}
+	t, ok := h.Tunnel(id)
+	if !ok || t.Proto != proto {
+		return Tunnel{}, false
+	}
+	return t, true
+}
+
+// OpenStream opens a stream to the agent holding tunnelID in this replica, with header
+// written first (its TunnelID is tunnelID; an empty Proto is the tunnel's), for one visitor
+// connection. It fails with a *StreamError when the tunnel is not held here or its session
+// is gone. Closing the stream, or the end of the session, ends it.
+func (h *Plane) OpenStream(ctx context.Context, tunnelID string, header agentproto.StreamHeader) (net.Conn, error) {
+	t, ok := h.tunnels.get(tunnelID)
+	if !ok {
+		h.metrics.opened.WithLabelValues(outcomeOffline).Inc()
+		return nil, &StreamError{TunnelID: tunnelID, Err: ErrTunnelOffline}
+	}
+	a := t.conn
+	if a.ending.Load() {
+		h.metrics.opened.WithLabelValues(outcomeEnded).Inc()
+		return nil, &StreamError{TunnelID: tunnelID, Err: ErrSessionEnded}
+	}
+	header.TunnelID = tunnelID
+	if header.Proto == "" {
+		header.Proto = t.Proto
+	}
+	type opened struct {
+		conn net.Conn
+		err  error
+	}
+	done := make(chan opened, 1)
+	go func() {
+		st, err := a.mux.OpenStream(header)
+		done <- opened{st, err}
+	}()
+	var o opened
+	select {
+	case o = <-done:
+	case <-ctx.Done():
+		go func() { // the stream may open still: nobody will use it
+			if o := <-done; o.conn != nil {
+				_ = o.conn.Close()
+			}
+		}()
+		h.metrics.opened.WithLabelValues(outcomeFailed).Inc()
+		return nil, ctx.Err()
+	}
+	if o.err != nil {
+		select {
+		case <-a.mux.Done():
+			h.metrics.opened.WithLabelValues(outcomeEnded).Inc()
+			return nil, &StreamError{TunnelID: tunnelID, Err: ErrSessionEnded, Cause: o.err}
+		default:
+		}
+		h.metrics.opened.WithLabelValues(outcomeFailed).Inc()
+		return nil, fmt.Errorf("agentplane: tunnel %s: %w", tunnelID, o.err)
+	}
+	h.metrics.opened.WithLabelValues(outcomeOpened).Inc()
+	h.metrics.open.Inc()
+	a.streams.Add(1)
+	return &stream{Conn: o.conn, release: func() {
+		a.streams.Add(-1)
+		h.metrics.open.Dec()
+	}}, nil
+}
+
+// stream is a visitor stream that counts itself out when closed.
+type stream struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (s *stream) Close() error {
+	err := s.Conn.Close()
+	s.once.Do(s.release)
+	return err
+}
+
+// Outcomes of OpenStream, the outcome label of warren_agent_streams_opened_total.
+const (
+	outcomeOpened  = "opened"
+	outcomeOffline = "offline" // no session of this replica holds the tunnel
+	outcomeEnded   = "ended"   // the session ended
+	outcomeFailed  = "failed"  // the multiplexer could not open it, or the caller gave up
+)
+
+// planeMetrics are the plane's series (bounded labels: outcomes only, never IDs).
+type planeMetrics struct {
+	open   prometheus.Gauge
+	opened *prometheus.CounterVec
+}
+
+func newPlaneMetrics(h *Plane, reg prometheus.Registerer) *planeMetrics {
+	m := &planeMetrics{
+		open: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "warren_agent_streams",
+			Help: "Visitor streams open through the agent sessions of this replica.",
+		}),
+		opened: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "warren_agent_streams_opened_total",
+			Help: "Visitor streams asked of this replica's agent sessions, by outcome (opened, offline, ended, failed).",
+		}, []string{"outcome"}),
+	}
+	for _, o := range []string{outcomeOpened, outcomeOffline, outcomeEnded, outcomeFailed} {
+		m.opened.WithLabelValues(o)
+	}
+	if reg != nil {
+		reg.MustRegister(m.open, m.opened, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "warren_agent_session_streams_max",
+			Help: "The most visitor streams one agent session of this replica holds open.",
+		}, func() float64 { return float64(h.maxStreams()) }))
+	}
+	return m
+}
+
+// maxStreams is the most streams one connection holds open.
+func (h *Plane) maxStreams() int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var n int64
+	for _, a := range h.conns {
+		n = max(n, a.streams.Load())
+	}
+	return n
+}

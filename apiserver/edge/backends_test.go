@@ -1,0 +1,111 @@
+package edge_test
+
+import (
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/warrenhq/terraform-provider-warren/apiserver/edge"
+)
+
+// TestTunnelGroupSpreads: the requests of a tunnel group reach every tunnel of the group,
+// and no tunnel outside it.
+func TestTunnelGroupSpreads(t *testing.T) {
+	e := newEnv(t)
+	for i := range 3 {
+		e.tunnel(fmt.Sprintf("web%d", i), map[string]string{"app": "web"})
+	}
+	e.tunnel("api", map[string]string{"app": "api"})
+	group := e.create("/backends/tunnel_group", map[string]any{"labels": map[string]string{"app": "web"}})
+	e.httpsEdge("spread.example.test", group, nil)
+	seen := map[string]int{}
+	for range 60 {
+		_, body, _ := e.get(e.client(), "https://spread.example.test/")
+		seen[strings.Fields(body)[0]]++
+	}
+	if len(seen) != 3 || seen["api"] > 0 {
+		t.Fatalf("60 requests went to %v, want web0, web1 and web2", seen)
+	}
+}
+
+// TestWeightedBackend: traffic follows the weights; a weight of 0 gets none.
+func TestWeightedBackend(t *testing.T) {
+	e := newEnv(t)
+	heavy, light, never := e.fixed("heavy"), e.fixed("light"), e.fixed("never")
+	w := e.create("/backends/weighted", map[string]any{"backends": map[string]int{heavy: 9, light: 1, never: 0}})
+	e.httpsEdge("weighted.example.test", w, nil)
+	seen := map[string]int{}
+	for range 100 {
+		_, body, _ := e.get(e.client(), "https://weighted.example.test/")
+		seen[body]++
+	}
+	// 100 draws at 9:1: fewer than 70 heavy has a probability below 1e-10.
+	if seen["never"] > 0 || seen["heavy"] < 70 || seen["light"] == 0 || seen["heavy"]+seen["light"] != 100 {
+		t.Fatalf("weighted 9:1:0 went %v", seen)
+	}
+}
+
+// TestFailoverBackend: the first backend whose connection works serves: a group with no
+// tunnel online and a tunnel whose app is down are passed over.
+func TestFailoverBackend(t *testing.T) {
+	e := newEnv(t)
+	empty := e.create("/backends/tunnel_group", map[string]any{"labels": map[string]string{"app": "nobody"}})
+	l := listen(t)
+	down := l.Addr().String()
+	l.Close()
+	e.tunnels.add(tunnelOf(e, "down", map[string]string{"app": "down"}), down)
+	broken := e.create("/backends/tunnel_group", map[string]any{"labels": map[string]string{"app": "down"}})
+	e.tunnel("standby", map[string]string{"app": "standby"})
+	standby := e.create("/backends/tunnel_group", map[string]any{"labels": map[string]string{"app": "standby"}})
+	f := e.create("/backends/failover", map[string]any{"backends": []string{empty, broken, standby}})
+	e.httpsEdge("failover.example.test", f, nil)
+	req, _ := http.NewRequest("POST", "https://failover.example.test/up", strings.NewReader("payload"))
+	resp, err := e.client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || !strings.HasPrefix(string(body), "standby POST /up") || !strings.HasSuffix(string(body), "body=payload") {
+		t.Fatalf("failover: %d %q", resp.StatusCode, body)
+	}
+}
+
+// TestStaticBackend: a static backend on loopback is refused by default (502 ERR_8011),
+// served when the operator allows loopback, and reached over TLS when tls is set.
+func TestStaticBackend(t *testing.T) {
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "static plain") }))
+	defer upstream.Close()
+	tlsUpstream := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "static tls") }))
+	tlsUpstream.TLS = &tls.Config{}
+	upstreamCA := newCA(t, "upstream CA")
+	tlsUpstream.TLS.Certificates = []tls.Certificate{upstreamCA.keyPair(t, "127.0.0.1", false)}
+	tlsUpstream.StartTLS()
+	defer tlsUpstream.Close()
+
+	refusing := newEnv(t)
+	b := refusing.create("/backends/static", map[string]any{"address": upstream.Listener.Addr().String()})
+	refusing.httpsEdge("static.example.test", b, nil)
+	refusing.expectPage(refusing.client(), "https://static.example.test/", http.StatusBadGateway, "ERR_8011")
+
+	pool := upstreamCA.pool()
+	allowing := newEnv(t, func(o *edge.Options) {
+		o.AllowPrivate = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+		o.StaticRootCAs = pool
+	})
+	b = allowing.create("/backends/static", map[string]any{"address": upstream.Listener.Addr().String()})
+	allowing.httpsEdge("static.example.test", b, nil)
+	if status, body, _ := allowing.get(allowing.client(), "https://static.example.test/"); status != 200 || body != "static plain" {
+		t.Fatalf("allowed static backend: %d %q", status, body)
+	}
+	b = allowing.create("/backends/static", map[string]any{"address": tlsUpstream.Listener.Addr().String(), "tls": map[string]any{"enabled": true}})
+	allowing.httpsEdge("statictls.example.test", b, nil)
+	if status, body, _ := allowing.get(allowing.client(), "https://statictls.example.test/"); status != 200 || body != "static tls" {
+		t.Fatalf("static backend over TLS: %d %q", status, body)
+	}
+}

@@ -1,0 +1,113 @@
+package edge
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
+	"github.com/warrenhq/terraform-provider-warren/internal/api"
+)
+
+// httpsEdge is an HTTPS edge compiled: TLS terminated with the names' certificates (its
+// tls_termination and mutual_tls modules), then the first route that matches the path.
+type httpsEdge struct {
+	compiled
+	hosts  []string
+	tls    tlsModules
+	routes []*route // in match order (byRouteOrder)
+}
+
+// route is an HTTPS edge route compiled.
+type route struct {
+	compiled
+	exact    bool
+	match    string
+	notYet   string // an enabled module of the next issue: traffic refused
+	ips      *ipSet
+	backend  backend // nil: no backend module, or disabled
+	reqEdit  *headerEdit
+	respEdit *headerEdit
+}
+
+func (c *compiler) httpsEdge(o *store.Object, routes []*store.Object) *httpsEdge {
+	e := &httpsEdge{compiled: compiled{id: o.ID, accountID: o.AccountID}}
+	var doc api.HTTPSEdge
+	if e.err = json.Unmarshal(o.Doc, &doc); e.err == nil {
+		e.hosts = hostsOf(doc.Hostports)
+		e.tls, e.err = c.tlsModules(o.AccountID, doc.TLSTermination, doc.MutualTLS)
+	}
+	if e.err != nil {
+		c.logErr(o.Kind, o.ID, e.err)
+	}
+	for _, ro := range routes {
+		e.routes = append(e.routes, c.route(ro))
+	}
+	slices.SortFunc(e.routes, byRouteOrder)
+	return e
+}
+
+func (c *compiler) route(o *store.Object) *route {
+	r := &route{compiled: compiled{id: o.ID, accountID: o.AccountID}}
+	var doc api.HTTPSEdgeRoute
+	err := json.Unmarshal(o.Doc, &doc)
+	if err == nil {
+		r.exact, r.match = doc.MatchType == "exact_path", doc.Match
+		r.notYet = routeNotYet(&doc)
+		r.reqEdit, r.respEdit = compileHeaders(doc.RequestHeaders), compileHeaders(doc.ResponseHeaders)
+		if r.ips, err = c.ipRestriction(o.AccountID, doc.IPRestriction); err == nil {
+			r.backend, err = c.backendModule(o.AccountID, doc.Backend)
+		}
+	}
+	if err != nil {
+		r.err = err
+		c.logErr(o.Kind, o.ID, err)
+	}
+	return r
+}
+
+// matches: an exact_path route matches its path only; a path_prefix route every path that
+// starts with its match (a plain string prefix, as ngrok's: "/api" matches "/apis" too).
+func (r *route) matches(path string) bool {
+	if r.exact {
+		return path == r.match
+	}
+	return strings.HasPrefix(path, r.match)
+}
+
+// serveHTTPSEdge routes a request of an HTTPS edge and applies the route's modules.
+func (e *Edge) serveHTTPSEdge(w http.ResponseWriter, r *http.Request, s *Snapshot, edge *httpsEdge, v *visit) {
+	v.edgeID = edge.id
+	switch {
+	case edge.err != nil:
+		e.page(w, v, http.StatusInternalServerError, errConfig, "The edge %s cannot serve: its configuration does not compile.", edge.id)
+		return
+	case edge.tls.clientCAs != nil && len(r.TLS.VerifiedChains) == 0:
+		// The connection began before mutual TLS was turned on.
+		e.page(w, v, http.StatusForbidden, errClientCert, "A client certificate is required.")
+		return
+	case !e.endpointsAllowed(s, edge.accountID, v.client.Addr()):
+		e.page(w, v, http.StatusForbidden, errIPRestricted, "The address %s is not allowed.", v.client.Addr())
+		return
+	}
+	i := slices.IndexFunc(edge.routes, func(rt *route) bool { return rt.matches(r.URL.Path) })
+	if i < 0 {
+		e.page(w, v, http.StatusNotFound, errNoRoute, "No route of this edge matches the path.")
+		return
+	}
+	rt := edge.routes[i]
+	v.routeID = rt.id
+	switch {
+	case rt.err != nil:
+		e.page(w, v, http.StatusInternalServerError, errConfig, "The route %s cannot serve: its configuration does not compile.", rt.id)
+	case rt.notYet != "":
+		e.page(w, v, http.StatusNotImplemented, errModuleNotYet, "The route enables the %s module, which this server does not enforce yet: its traffic is refused.", rt.notYet)
+	case rt.ips != nil && !rt.ips.allowed(v.client.Addr()):
+		e.page(w, v, http.StatusForbidden, errIPRestricted, "The address %s is not allowed by the route's IP restriction.", v.client.Addr())
+	case rt.backend == nil:
+		e.page(w, v, http.StatusServiceUnavailable, errNoBackend, "The route has no backend.")
+	default:
+		e.proxy(w, r, v, rt.backend.plan(e.planner()), rt.reqEdit, rt.respEdit)
+	}
+}

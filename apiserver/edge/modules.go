@@ -1,0 +1,147 @@
+package edge
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"net/http"
+	"net/netip"
+
+	"github.com/warrenhq/terraform-provider-warren/internal/api"
+)
+
+// ipRule is one rule of an IP policy.
+type ipRule struct {
+	prefix netip.Prefix
+	deny   bool
+}
+
+// ipSet is the rules of an ip_restriction module's policies, or of an account restriction's.
+type ipSet struct{ rules []ipRule }
+
+// allowed: as for the API's restriction (apiserver/api_ip_restriction.go), an allow rule
+// contains ip and no deny rule does; deny wins whatever the order, and no allow blocks.
+func (s *ipSet) allowed(ip netip.Addr) bool {
+	ip = ip.Unmap()
+	allowed := false
+	for _, r := range s.rules {
+		if r.prefix.Contains(ip) {
+			if r.deny {
+				return false
+			}
+			allowed = true
+		}
+	}
+	return allowed
+}
+
+// ipRestriction compiles an ip_restriction module; nil when off.
+func (c *compiler) ipRestriction(account string, m *api.IPRestrictionModule) (*ipSet, error) {
+	if m == nil || !m.Enabled {
+		return nil, nil
+	}
+	return c.ipSet(account, refIDs(m.IPPolicies))
+}
+
+// headerEdit is a request_headers or response_headers module: headers removed, then set.
+type headerEdit struct {
+	remove []string
+	add    http.Header
+}
+
+func compileHeaders(m *api.HeadersModule) *headerEdit {
+	if m == nil || !m.Enabled {
+		return nil
+	}
+	e := &headerEdit{remove: m.Remove, add: http.Header{}}
+	for k, v := range m.Add {
+		e.add.Set(k, v)
+	}
+	return e
+}
+
+func (e *headerEdit) apply(h http.Header) {
+	if e == nil {
+		return
+	}
+	for _, k := range e.remove {
+		h.Del(k)
+	}
+	for k, v := range e.add {
+		h[k] = v
+	}
+}
+
+// tlsModules are what the tls_termination and mutual_tls modules of an edge set on its
+// TLS configuration.
+type tlsModules struct {
+	minVersion uint16
+	clientCAs  *x509.CertPool // nil: no client certificate asked for
+}
+
+func (c *compiler) tlsModules(account string, term *api.TLSTerminationModule, mtls *api.MutualTLSModule) (tlsModules, error) {
+	var m tlsModules
+	var err error
+	var min *string
+	if term != nil && term.Enabled {
+		min = term.MinVersion
+	}
+	if m.minVersion, err = tlsVersion(min); err != nil {
+		return m, err
+	}
+	if mtls != nil && mtls.Enabled {
+		if m.clientCAs, err = c.caPool(account, refIDs(mtls.CertificateAuthorities)); err != nil {
+			return m, err
+		}
+	}
+	return m, nil
+}
+
+// config is the TLS configuration that terminates a connection to a host of the edge with
+// cert; nextProtos are the application protocols offered.
+func (m tlsModules) config(cert *tls.Certificate, nextProtos ...string) *tls.Config {
+	cfg := &tls.Config{Certificates: []tls.Certificate{*cert}, MinVersion: m.minVersion, NextProtos: nextProtos}
+	if m.clientCAs != nil {
+		cfg.ClientAuth, cfg.ClientCAs = tls.RequireAndVerifyClientCert, m.clientCAs
+	}
+	return cfg
+}
+
+// notYet names the first module of the next issue that is enabled among the named ones, ""
+// when none is: traffic through its owner is refused (errModule), never served as if the
+// module were not there.
+func notYet(modules ...namedModule) string {
+	for _, m := range modules {
+		if m.on {
+			return m.name
+		}
+	}
+	return ""
+}
+
+type namedModule struct {
+	name string
+	on   bool
+}
+
+func module[M any](name string, m *M, enabled func(*M) bool) namedModule {
+	return namedModule{name, m != nil && enabled(m)}
+}
+
+// routeNotYet and edgeNotYet: the modules traffic cannot go through yet.
+func routeNotYet(r *api.HTTPSEdgeRoute) string {
+	return notYet(
+		module("circuit_breaker", r.CircuitBreaker, func(m *api.CircuitBreakerModule) bool { return m.Enabled }),
+		module("compression", r.Compression, func(m *api.ToggleModule) bool { return m.Enabled }),
+		module("webhook_verification", r.WebhookVerification, func(m *api.WebhookVerificationModule) bool { return m.Enabled }),
+		module("oauth", r.OAuth, func(m *api.OAuthModule) bool { return m.Enabled }),
+		module("saml", r.SAML, func(m *api.SAMLModule) bool { return m.Enabled }),
+		module("oidc", r.OIDC, func(m *api.OIDCModule) bool { return m.Enabled }),
+		module("websocket_tcp_converter", r.WebsocketTCPConverter, func(m *api.ToggleModule) bool { return m.Enabled }),
+		module("user_agent_filter", r.UserAgentFilter, func(m *api.UserAgentFilterModule) bool { return m.Enabled }),
+		module("traffic_policy", r.TrafficPolicy, func(m *api.TrafficPolicyModule) bool { return m.Enabled }),
+	)
+}
+
+func trafficPolicyNotYet(m *api.TrafficPolicyModule) string {
+	return notYet(module("traffic_policy", m, func(m *api.TrafficPolicyModule) bool { return m.Enabled }))
+}

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestEdgeListeners: with --edge-http-listen (here from the environment) the command serves
+// the edge beside the API: a host nothing serves gets the edge's 404 page.
+func TestEdgeListeners(t *testing.T) {
+	free := func() string {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		return l.Addr().String()
+	}
+	api, edgeAddr := free(), free()
+	env := envOf(map[string]string{"WARREN_DATABASE": filepath.Join(t.TempDir(), "w.db"), "WARREN_EDGE_HTTP_LISTEN": edgeAddr})
+	done := make(chan int, 1)
+	var stderr lockedBuffer
+	ctx, stop := context.WithCancel(t.Context())
+	go func() { done <- run(ctx, []string{"--listen", api}, env, &lockedBuffer{}, &stderr) }()
+	defer func() {
+		stop()
+		if code := <-done; code != 0 {
+			t.Errorf("exit code %d: %s", code, stderr.String())
+		}
+	}()
+	deadline := time.Now().Add(guard)
+	for {
+		resp, err := http.Get("http://" + edgeAddr + "/")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode != 404 || resp.Header.Get("Warren-Error-Code") != "ERR_8001" {
+				t.Fatalf("the edge answered %d %s", resp.StatusCode, resp.Header.Get("Warren-Error-Code"))
+			}
+			break
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("the server exited %d: %s", code, stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the edge listener never answered: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
