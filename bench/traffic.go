@@ -38,7 +38,7 @@ import (
 
 var trafficSection = section{
 	name:  "traffic",
-	title: "Traffic: requests to an app through a TLS reverse proxy and ssh -R, against the app direct",
+	title: "Traffic: an app behind Warren's edge and an agent, against a TLS reverse proxy, ssh -R and the app direct",
 	run:   runTraffic,
 }
 
@@ -55,9 +55,10 @@ const (
 	targetIdleMemory = 64 << 10         // bytes per idle connection
 )
 
-// runTraffic measures one small app on loopback reached direct, through a TLS-terminating
-// httputil.ReverseProxy and through OpenSSH's ssh -R, in one run: requests per second and
-// latency at 1 and 16 connections, one bulk stream and the memory of idle connections.
+// runTraffic measures one small app on loopback reached through Warren (an HTTPS edge, a TCP
+// edge), a TLS-terminating httputil.ReverseProxy, OpenSSH's ssh -R and direct, in one run:
+// requests per second and latency at 1 and 16 connections, one bulk stream and the memory of
+// idle connections; then Warren's HTTPS path against issue 17's targets.
 func runTraffic(ctx context.Context, e *env) (*result, error) {
 	app, err := startApp()
 	if err != nil {
@@ -83,35 +84,39 @@ func runTraffic(ctx context.Context, e *env) (*result, error) {
 	}
 	defer sshPath.close()
 	direct := &trafficPath{name: "app direct", url: "http://" + app.addr, addr: app.addr, memory: heapAndStacks, inProcess: true, close: func() {}}
-	var warren, warrenTCP *trafficPath // Warren's paths (an HTTPS edge, a TCP edge): not yet built
-	paths := []*trafficPath{direct, proxy, sshPath}
+	warren, warrenTCP, err := startWarrenPaths(ctx, e, app, certPEM, keyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("Warren's paths: %w", err)
+	}
+	defer warren.close()
+	paths := []*trafficPath{direct, warren, warrenTCP, proxy, sshPath}
 
 	m, err := measureTraffic(ctx, e, app, caFile, paths)
 	if err != nil {
 		return nil, err
 	}
 	res := m.result(direct, proxy)
-	res.Intro = fmt.Sprintf("One small app on loopback (plain HTTP: a %d-byte answer at `/`, N MiB at `/bulk`), reached in this run "+
-		"direct; through a TLS-terminating `httputil.ReverseProxy` in this process (TLS 1.3 with an ECDSA P-256 certificate for %s chosen by SNI, "+
-		"X-Forwarded headers set, keep-alive to the app: the work of Warren's edge minus the tunnel); and through OpenSSH's `ssh -R` "+
-		"(a throwaway sshd on a loopback port, the forwarded port on the sshd side, ssh dialing the app, the cipher OpenSSH picks by default: %s). "+
+	res.Intro = fmt.Sprintf("One small app on loopback (plain HTTP: a %d-byte answer at `/`, N MiB at `/bulk`), reached in this run: "+
+		"through Warren, the server, its edge and an agent (internal/agentclient, protocol v2: yamux streams over its WebSocket) all in this process, "+
+		"by an HTTPS edge on the reserved domain %s with its uploaded certificate (TLS 1.3, ECDSA P-256, chosen by SNI) whose route / goes to a tunnel-group backend, "+
+		"and by a TCP edge on a reserved address to another tunnel group (each visitor connection a stream to the agent, the clients speaking HTTP through it); "+
+		"through a TLS-terminating `httputil.ReverseProxy` in this process with the same certificate (X-Forwarded headers set, keep-alive to the app: the work of the HTTPS edge minus the tunnel); "+
+		"through OpenSSH's `ssh -R` (a throwaway sshd on a loopback port, the forwarded port on the sshd side, ssh dialing the app, the cipher OpenSSH picks by default: %s); "+
+		"and direct. Warren, like the binaries, logs at info level (JSON through zap, written to io.Discard), an access line per request. "+
 		"Closed-loop Go clients with HTTP/1.1 keep-alive in this process, %s per point for each path, in %d slices that take turns so all paths see the same machine. "+
 		"Added latency is over the app direct at the same connections.",
 		len(appBody), trafficDomain, sshCipher(), m.dur, m.rounds)
 	res.Findings = append(res.Findings,
-		"`ssh -R` carries plain TCP here (the clients speak HTTP to the forwarded port), while Warren's path also terminates TLS at the edge: the comparison favours ssh.",
-		"The paths in this process share its CPU and its garbage collector with the clients and the app (on this machine's cores); sshd and ssh run as processes of their own.",
+		"`ssh -R` carries plain TCP (the clients speak HTTP to the forwarded port), as Warren's TCP edge does, while the HTTPS edge also terminates TLS and proxies HTTP: "+
+			"against the HTTPS edge the comparison favours ssh.",
+		"The paths in this process share its CPU and its garbage collector with the clients, the app and each other's idle state; sshd and ssh run as processes of their own.",
 		"Memory per idle connection: the clients run as their own process, so their memory is never counted. For the paths in this process the number is "+
 			"the growth of the Go heap and stacks after a collection while the connections are held, less what the app's own connections cost "+
 			fmt.Sprintf("(measured on the app direct: %s each, times the app connections the path holds open). ", kib(m.idle[direct]))+
+			"For Warren it counts both ends of each stream, the edge's and the agent's, since both run here. "+
+			"An HTTPS edge's idle visitor connection holds no stream (the edge keeps a pool of streams to the agent, as the proxy keeps connections to the app), "+
+			"so the target's idle tunneled connection is the TCP edge's, which holds a stream and a connection to the app each. "+
 			"For ssh it is the growth of the resident memory of sshd's processes and ssh, read from /proc.")
-	if warren == nil {
-		res.Findings = append(res.Findings, "Warren's path (the edge and an agent over protocol v2) is not yet built: the targets "+
-			fmt.Sprintf("(≥%.1f× the proxy's req/s at 16 connections, added p99 ≤%s at one, bulk ≥%.1f× the proxy's, ≤%s per idle tunneled connection, faster than ssh -R)",
-				targetRPSRatio, ms(targetAddedP99), targetBulkRatio, kib(targetIdleMemory))+
-			" are measured against these floors once it is.")
-		return res, nil
-	}
 	targets, err := m.targets(ctx, e, warren, warrenTCP, direct, proxy, sshPath)
 	if err != nil {
 		return nil, err
@@ -323,6 +328,14 @@ func (p *trafficPath) request(c *http.Client) func(context.Context, int) error {
 		_, err := call(ctx, c, http.MethodGet, p.url+"/", "", "", http.StatusOK)
 		return err
 	}
+}
+
+// answering reports whether GET / through the path answers 200 now.
+func (p *trafficPath) answering(ctx context.Context) bool {
+	c := p.client(1)
+	defer c.CloseIdleConnections()
+	err := p.request(c)(ctx, 0)
+	return err == nil
 }
 
 // download reads mib MiB from /bulk on one connection and returns the MB/s.
@@ -628,7 +641,7 @@ func startSSH(ctx context.Context, e *env, app *trafficApp) (*trafficPath, error
 			c.Close()
 		}
 		return err == nil
-	}, server); err != nil {
+	}, server.done); err != nil {
 		server.stop()
 		return nil, fmt.Errorf("sshd: %w: %s", err, readLogs())
 	}
@@ -641,21 +654,16 @@ func startSSH(ctx context.Context, e *env, app *trafficApp) (*trafficPath, error
 		server.stop()
 		return nil, err
 	}
-	probe := newHTTPClient(1)
-	if err := waitFor(ctx, func() bool {
-		_, err := call(ctx, probe, http.MethodGet, "http://"+fwdAddr+"/", "", "", http.StatusOK)
-		return err == nil
-	}, tunnel); err != nil {
-		tunnel.stop()
-		server.stop()
-		return nil, fmt.Errorf("ssh -R: %w: %s", err, readLogs())
-	}
-	probe.CloseIdleConnections()
-	return &trafficPath{
+	p := &trafficPath{
 		name: "ssh -R", url: "http://" + fwdAddr, addr: fwdAddr,
 		memory: func() (int64, error) { return residentOfTrees(server.cmd.Process.Pid, tunnel.cmd.Process.Pid) },
 		close:  func() { tunnel.stop(); server.stop() },
-	}, nil
+	}
+	if err := waitFor(ctx, func() bool { return p.answering(ctx) }, tunnel.done); err != nil {
+		p.close()
+		return nil, fmt.Errorf("ssh -R: %w: %s", err, readLogs())
+	}
+	return p, nil
 }
 
 // child is a process the section started, its exit watched.
@@ -700,13 +708,13 @@ func sshCipher() string {
 	return "unknown"
 }
 
-// waitFor polls ready until it holds, for at most 15 s, failing early when the process that
-// should make it hold has exited.
-func waitFor(ctx context.Context, ready func() bool, proc *child) error {
+// waitFor polls ready until it holds, for at most 15 s, failing early when exited (the exit
+// of the process that should make it hold; nil for none) is closed.
+func waitFor(ctx context.Context, ready func() bool, exited <-chan struct{}) error {
 	deadline := time.Now().Add(15 * time.Second)
 	for !ready() {
 		select {
-		case <-proc.done:
+		case <-exited:
 			return errors.New("exited")
 		case <-ctx.Done():
 			return ctx.Err()
