@@ -797,32 +797,32 @@ func residentOfTrees(roots ...int) (int64, error) {
 func (m *trafficMeasures) targets(ctx context.Context, e *env, warren, tunneled, direct, proxy, sshPath *trafficPath) ([]table, error) {
 	w, px, sh := m.loads[warren], m.loads[proxy], m.loads[sshPath]
 	added := w[1].P99 - m.loads[direct][1].P99
-	fasterThanSSH := w[1].RPS > sh[1].RPS && w[16].RPS > sh[16].RPS && m.bulk[warren] > m.bulk[sshPath]
-	// The profile each target's miss captures: what the path did while it missed.
-	const requests16, requests1, bulk, idle = "requests-16", "requests-1", "bulk", "idle-heap"
-	sshProfile := requests16
-	switch {
-	case w[1].RPS <= sh[1].RPS:
-		sshProfile = requests1
-	case m.bulk[warren] <= m.bulk[sshPath]:
-		sshProfile = bulk
+	// The profiles a target's miss captures: what the path did while it missed.
+	var slowerThanSSH []string
+	for _, c := range []struct {
+		slower  bool
+		profile string
+	}{{w[1].RPS <= sh[1].RPS, requests1}, {w[16].RPS <= sh[16].RPS, requests16}, {m.bulk[warren] <= m.bulk[sshPath], bulk}} {
+		if c.slower {
+			slowerThanSSH = append(slowerThanSSH, c.profile)
+		}
 	}
 	type target struct {
 		name, measured string
 		met            bool
-		profile        string
+		profiles       []string
 	}
 	list := []target{
 		{fmt.Sprintf("req/s at 16 connections ≥ %.1f× the proxy's", targetRPSRatio), ratio(w[16].RPS, px[16].RPS),
-			w[16].RPS >= targetRPSRatio*px[16].RPS, requests16},
-		{fmt.Sprintf("added p99 at 1 connection ≤ %s", ms(targetAddedP99)), ms(added), added <= targetAddedP99, requests1},
+			w[16].RPS >= targetRPSRatio*px[16].RPS, []string{requests16}},
+		{fmt.Sprintf("added p99 at 1 connection ≤ %s", ms(targetAddedP99)), ms(added), added <= targetAddedP99, []string{requests1}},
 		{fmt.Sprintf("one bulk stream ≥ %.1f× the proxy's MB/s", targetBulkRatio), ratio(m.bulk[warren], m.bulk[proxy]),
-			m.bulk[warren] >= targetBulkRatio*m.bulk[proxy], bulk},
+			m.bulk[warren] >= targetBulkRatio*m.bulk[proxy], []string{bulk}},
 		{fmt.Sprintf("memory per idle tunneled connection (%s) ≤ %s", tunneled.name, kib(targetIdleMemory)), kib(m.idle[tunneled]),
-			m.idle[tunneled] <= targetIdleMemory, idle},
+			m.idle[tunneled] <= targetIdleMemory, []string{idleHeap}},
 		{"faster than ssh -R (req/s at 1 and 16 connections, bulk MB/s)",
 			fmt.Sprintf("%s, %s, %s of ssh's", ratio(w[1].RPS, sh[1].RPS), ratio(w[16].RPS, sh[16].RPS), ratio(m.bulk[warren], m.bulk[sshPath])),
-			fasterThanSSH, sshProfile},
+			len(slowerThanSSH) == 0, slowerThanSSH},
 	}
 	if err := os.MkdirAll(e.profiles, 0o755); err != nil {
 		return nil, err
@@ -831,66 +831,87 @@ func (m *trafficMeasures) targets(ctx context.Context, e *env, warren, tunneled,
 	for _, f := range old {
 		_ = os.Remove(f) // a profile of a target this run meets would say nothing now
 	}
-	tbl := table{Caption: "Warren's path against the targets:", Header: []string{"target", "measured", "met", "profile"}}
+	tbl := table{Caption: "Warren's path against the targets:", Header: []string{"target", "measured", "met", "profiles"}}
 	var tables []table
 	captured := map[string]bool{}
 	for _, t := range list {
-		file := filepath.Join(e.profiles, "traffic-"+t.profile+".pprof")
-		row := []string{t.name, t.measured, "met", ""}
-		if !t.met {
-			row[2], row[3] = "**missed**", "`"+filepath.ToSlash(file)+"`"
-		}
-		tbl.Rows = append(tbl.Rows, row)
-		if t.met || captured[t.profile] {
+		if t.met {
+			tbl.Rows = append(tbl.Rows, []string{t.name, t.measured, "met", ""})
 			continue
 		}
-		captured[t.profile] = true
-		e.logf("traffic: %s missed: profiling into %s", t.name, file)
-		var err error
-		var caption string
-		switch t.profile {
-		case requests16, requests1:
-			conns := 16
-			if t.profile == requests1 {
-				conns = 1
+		var files []string
+		for _, kind := range t.profiles {
+			file := filepath.Join(e.profiles, "traffic-"+kind+".pprof")
+			files = append(files, "`"+filepath.ToSlash(file)+"`")
+			if captured[kind] {
+				continue
 			}
-			caption = fmt.Sprintf("the CPU of this process (the clients and the app run in it too) while %d connections load Warren's path", conns)
-			err = cpuProfile(file, func() error {
-				c := warren.client(conns)
-				defer c.CloseIdleConnections()
-				_, err := runLoad(ctx, conns, m.dur, warren.request(c))
-				return err
-			})
-		case bulk:
-			caption = "the CPU of this process (the client and the app run in it too) while one stream downloads through Warren's path"
-			err = cpuProfile(file, func() error { _, err := warren.download(ctx, m.bulkMiB); return err })
-		case idle:
-			caption = fmt.Sprintf("the heap that %d idle connections held through %s add (the app's connections among them)", m.idleN, tunneled.name)
-			err = m.heapProfile(ctx, tunneled, file)
+			captured[kind] = true
+			e.logf("traffic: %s missed: profiling into %s", t.name, file)
+			tops, err := m.profile(ctx, kind, file, warren, tunneled)
+			if err != nil {
+				return nil, fmt.Errorf("profiling %s: %w", kind, err)
+			}
+			tops[0].Caption = fmt.Sprintf("Why %q is missed: %s", t.name, tops[0].Caption)
+			tables = append(tables, tops...)
 		}
-		if err != nil {
-			return nil, fmt.Errorf("profiling %s: %w", t.profile, err)
-		}
-		top, err := pprofTop(ctx, file)
-		if err != nil {
-			return nil, err
-		}
-		top.Caption = fmt.Sprintf("Why %q is missed: the top functions by their own share of %s (`%s`; `go tool pprof -top` on it shows more):",
-			t.name, caption, filepath.ToSlash(file))
-		tables = append(tables, top)
-		if t.profile == idle {
-			continue
-		}
-		// The functions of Warren and of the libraries it carries traffic with, by the share of
-		// the CPU spent in them and what they call: which of its parts the time goes to.
-		own, err := pprofTop(ctx, file, "-cum", "-show="+warrenCode)
-		if err != nil {
-			return nil, err
-		}
-		own.Caption = "The same profile, Warren's functions and its multiplexer's and WebSocket's only, by cumulative share:"
-		tables = append(tables, own)
+		tbl.Rows = append(tbl.Rows, []string{t.name, t.measured, "**missed**", strings.Join(files, ", ")})
 	}
 	return append([]table{tbl}, tables...), nil
+}
+
+// The profiles a missed target captures.
+const (
+	requests16 = "requests-16" // CPU while 16 connections load Warren's path
+	requests1  = "requests-1"  // CPU while one connection does
+	bulk       = "bulk"        // CPU while one stream downloads through it
+	idleHeap   = "idle-heap"   // the heap that idle tunneled connections add
+)
+
+// profile captures a profile of the kind into file and returns its tables: the top functions,
+// and for a CPU profile Warren's own.
+func (m *trafficMeasures) profile(ctx context.Context, kind, file string, warren, tunneled *trafficPath) ([]table, error) {
+	var what string
+	var err error
+	switch kind {
+	case requests16, requests1:
+		conns := 16
+		if kind == requests1 {
+			conns = 1
+		}
+		what = fmt.Sprintf("the CPU of this process (the clients and the app run in it too) while %d connections load Warren's path", conns)
+		err = cpuProfile(file, func() error {
+			c := warren.client(conns)
+			defer c.CloseIdleConnections()
+			_, err := runLoad(ctx, conns, m.dur, warren.request(c))
+			return err
+		})
+	case bulk:
+		what = "the CPU of this process (the client and the app run in it too) while one stream downloads through Warren's path"
+		err = cpuProfile(file, func() error { _, err := warren.download(ctx, m.bulkMiB); return err })
+	case idleHeap:
+		what = fmt.Sprintf("the heap that %d idle connections held through %s add (the app's connections among them)", m.idleN, tunneled.name)
+		err = m.heapProfile(ctx, tunneled, file)
+	}
+	if err != nil {
+		return nil, err
+	}
+	top, err := pprofTop(ctx, file)
+	if err != nil {
+		return nil, err
+	}
+	top.Caption = fmt.Sprintf("the top functions by their own share of %s (`%s`; `go tool pprof -top` on it shows more):", what, filepath.ToSlash(file))
+	if kind == idleHeap {
+		return []table{top}, nil
+	}
+	// The functions of Warren and of the libraries it carries traffic with, by the share of
+	// the CPU spent in them and what they call: which of its parts the time goes to.
+	own, err := pprofTop(ctx, file, "-cum", "-show="+warrenCode)
+	if err != nil {
+		return nil, err
+	}
+	own.Caption = "The same profile, Warren's functions and its multiplexer's and WebSocket's only, by cumulative share:"
+	return []table{top, own}, nil
 }
 
 // heapProfile writes the heap in use while the idle connections are held through p to file,
