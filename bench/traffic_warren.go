@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"time"
 
 	"go.uber.org/zap"
@@ -34,8 +35,19 @@ func startWarrenPaths(ctx context.Context, e *env, app *trafficApp, certPEM, key
 	if err != nil {
 		return nil, nil, err
 	}
+	// The reserved address's port is one found free now: a port of the server's default range
+	// may be in use here, and the edge would then leave it closed.
+	free, err := freeAddr()
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	_, freePort, _ := net.SplitHostPort(free)
+	port, _ := strconv.Atoi(freePort)
 	logger := zaplog.New(zap.NewAtomicLevelAt(zap.InfoLevel), io.Discard)
-	w, err := e.startWarren(ctx, db, noRateLimit, func(o *apiserver.Options) { o.Logger = logger })
+	w, err := e.startWarren(ctx, db, noRateLimit, func(o *apiserver.Options) {
+		o.Logger, o.AddrPool.MinPort, o.AddrPool.MaxPort = logger, port, port
+	})
 	if err != nil {
 		db.Close()
 		return nil, nil, err
@@ -92,15 +104,15 @@ func startWarrenPaths(ctx context.Context, e *env, app *trafficApp, certPEM, key
 	pool.AppendCertsFromPEM(certPEM)
 	https = &trafficPath{name: "Warren, HTTPS edge", url: "https://" + trafficDomain, addr: l.Addr().String(),
 		tls: &tls.Config{RootCAs: pool}, memory: heapAndStacks, inProcess: true, close: stop}
-	_, port, _ := net.SplitHostPort(tcpAddr)
-	tcpLocal := net.JoinHostPort("127.0.0.1", port)
+	_, reserved, _ := net.SplitHostPort(tcpAddr)
+	tcpLocal := net.JoinHostPort("127.0.0.1", reserved) // the edge's listener for the address
 	tcp = &trafficPath{name: "Warren, TCP edge", url: "http://" + tcpLocal, addr: tcpLocal,
 		memory: heapAndStacks, inProcess: true, close: func() {}}
 	// The snapshot and the tunnels are in force at once; wait for the first answers all the
 	// same rather than measure a warm-up.
 	for _, p := range []*trafficPath{https, tcp} {
 		if err := waitFor(ctx, func() bool { return p.answering(ctx) }, nil); err != nil {
-			return fail(fmt.Errorf("%s: %w", p.name, err))
+			return fail(fmt.Errorf("%s at %s: %w", p.name, p.addr, err))
 		}
 	}
 	return https, tcp, nil
