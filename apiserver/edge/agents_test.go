@@ -242,7 +242,16 @@ func TestAgentKilledMidRequest(t *testing.T) {
 	if a := <-answered; a.status != http.StatusBadGateway || a.code != "ERR_8006" {
 		t.Fatalf("the visitor got %d %s, want 502 ERR_8006", a.status, a.code)
 	}
-	e.expectPage(e.client(), "https://slow.example.test/", http.StatusServiceUnavailable, "ERR_8005")
+	// The server drops the tunnel once it has seen the session end: until then a stream
+	// cannot be opened (502), after it no tunnel is online (503).
+	waitFor(t, "no tunnel online", func() bool {
+		resp, err := e.client().Get("https://slow.example.test/")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get("Warren-Error-Code") == "ERR_8005"
+	})
 	waitFor(t, "no agent stream left", func() bool {
 		return strings.Contains(scrape(t, e), "warren_agent_streams 0\n")
 	})
