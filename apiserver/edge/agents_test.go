@@ -28,7 +28,7 @@ import (
 func TestAgentBulkBothWays(t *testing.T) {
 	e := newEnv(t)
 	addr, port := e.reserveAddr()
-	e.agent(agentclient.TunnelConfig{Proto: "tcp", Labels: map[string]string{"app": "bulk"}, ForwardsTo: pureEcho(t)})
+	e.agent(agentclient.TunnelConfig{Proto: "tcp", Labels: map[string]string{"app": "bulk"}, ForwardsTo: echo(t, "")})
 	group := e.create("/backends/tunnel_group", map[string]any{"labels": map[string]string{"app": "bulk"}})
 	e.create("/edges/tcp", map[string]any{"hostports": []string{addr}, "backend": map[string]any{"backend_id": group}})
 	c := e.dialTCP(port)
@@ -103,7 +103,7 @@ func TestAgentWebSocket(t *testing.T) {
 func TestAgentConcurrentStreams(t *testing.T) {
 	e := newEnv(t)
 	addr, port := e.reserveAddr()
-	e.agent(agentclient.TunnelConfig{Proto: "tcp", Labels: map[string]string{"app": "many"}, ForwardsTo: pureEcho(t)})
+	e.agent(agentclient.TunnelConfig{Proto: "tcp", Labels: map[string]string{"app": "many"}, ForwardsTo: echo(t, "")})
 	group := e.create("/backends/tunnel_group", map[string]any{"labels": map[string]string{"app": "many"}})
 	e.create("/edges/tcp", map[string]any{"hostports": []string{addr}, "backend": map[string]any{"backend_id": group}})
 	e.edge.Snapshot(t.Context())
@@ -202,26 +202,6 @@ func TestAgentKilledMidRequest(t *testing.T) {
 	waitFor(t, "no agent stream left", func() bool {
 		return strings.Contains(scrape(t, e), "warren_agent_streams 0\n")
 	})
-}
-
-// pureEcho starts a TCP app on loopback that sends back exactly what it reads.
-func pureEcho(t *testing.T) string {
-	t.Helper()
-	l := listen(t)
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				_, _ = io.Copy(c, c)
-			}()
-		}
-	}()
-	return l.Addr().String()
 }
 
 // scrape returns the server's /metrics page.

@@ -328,7 +328,8 @@ func (ca *testCA) pool() *x509.CertPool {
 	return p
 }
 
-// echo starts a TCP server on loopback that echoes what it reads, prefixed by name once.
+// echo starts a TCP server on loopback that echoes what it reads, prefixed by name once
+// (nothing when name is empty).
 func echo(t *testing.T, name string) string {
 	t.Helper()
 	l := listen(t)
@@ -341,7 +342,9 @@ func echo(t *testing.T, name string) string {
 			}
 			go func() {
 				defer c.Close()
-				_, _ = io.WriteString(c, name+":")
+				if name != "" {
+					_, _ = io.WriteString(c, name+":")
+				}
 				_, _ = io.Copy(c, c)
 			}()
 		}
