@@ -31,7 +31,7 @@ func backendFamily[T any, P interface {
 	return f
 }
 
-var failoverBackends = backendFamily("backend_failover", api.FailoverBackends, &family[api.FailoverBackend, *api.FailoverBackend, api.FailoverBackendCreate, api.FailoverBackendCreate]{
+var failoverBackends = backendFamily(kinds.FailoverBackend, api.FailoverBackends, &family[api.FailoverBackend, *api.FailoverBackend, api.FailoverBackendCreate, api.FailoverBackendCreate]{
 	create: func(c *call, tx store.Tx, in *api.FailoverBackendCreate, b *api.FailoverBackend) (any, error) {
 		b.Backends = []string{}
 		return nil, applyFailover(c, tx, in, b)
@@ -59,7 +59,7 @@ func applyFailover(c *call, tx store.Tx, in *api.FailoverBackendCreate, b *api.F
 	return nil
 }
 
-var weightedBackends = backendFamily("backend_weighted", api.WeightedBackends, &family[api.WeightedBackend, *api.WeightedBackend, api.WeightedBackendCreate, api.WeightedBackendCreate]{
+var weightedBackends = backendFamily(kinds.WeightedBackend, api.WeightedBackends, &family[api.WeightedBackend, *api.WeightedBackend, api.WeightedBackendCreate, api.WeightedBackendCreate]{
 	create: func(c *call, tx store.Tx, in *api.WeightedBackendCreate, b *api.WeightedBackend) (any, error) {
 		b.Backends = map[string]int64{}
 		return nil, applyWeighted(c, tx, in, b)
@@ -87,7 +87,7 @@ func applyWeighted(c *call, tx store.Tx, in *api.WeightedBackendCreate, b *api.W
 	return nil
 }
 
-var httpResponseBackends = backendFamily("backend_http_response", api.HTTPResponseBackends, &family[api.HTTPResponseBackend, *api.HTTPResponseBackend, api.HTTPResponseBackendCreate, api.HTTPResponseBackendCreate]{
+var httpResponseBackends = backendFamily(kinds.HTTPResponseBackend, api.HTTPResponseBackends, &family[api.HTTPResponseBackend, *api.HTTPResponseBackend, api.HTTPResponseBackendCreate, api.HTTPResponseBackendCreate]{
 	create: func(c *call, tx store.Tx, in *api.HTTPResponseBackendCreate, b *api.HTTPResponseBackend) (any, error) {
 		b.StatusCode, b.Headers = rules.DefaultStatusCode, map[string]string{}
 		return nil, applyHTTPResponse(in, b)
@@ -124,7 +124,7 @@ func applyHTTPResponse(in *api.HTTPResponseBackendCreate, b *api.HTTPResponseBac
 	return nil
 }
 
-var staticBackends = backendFamily("backend_static", api.StaticBackends, &family[api.StaticBackend, *api.StaticBackend, api.StaticBackendCreate, api.StaticBackendCreate]{
+var staticBackends = backendFamily(kinds.StaticBackend, api.StaticBackends, &family[api.StaticBackend, *api.StaticBackend, api.StaticBackendCreate, api.StaticBackendCreate]{
 	create: func(c *call, tx store.Tx, in *api.StaticBackendCreate, b *api.StaticBackend) (any, error) {
 		if in.Address == nil {
 			return nil, apierr.WithDetail(apierr.BadRequest("ERR_6505", "The address is required: host:port."), "param", "address")

@@ -37,6 +37,7 @@ type Server struct {
 	// edge does.
 	Plane *agentplane.Plane
 
+	api        *apiserver.Server
 	remoteAddr atomic.Pointer[string]
 }
 
@@ -89,6 +90,7 @@ func StartOn(t testing.TB, open Opener, configure ...func(*apiserver.Options)) *
 	}
 	handler = srv
 	s.Plane = srv.AgentPlane()
+	s.api = srv
 	err = db.Read(ctx, func(tx store.Tx) error {
 		account, err := tx.Lookup(ctx, apiserver.BootstrapAccountKey)
 		if err == nil {

@@ -3,6 +3,7 @@ package edge
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"math/rand/v2"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
@@ -49,19 +50,19 @@ func (c *compiler) backend(account, id string, depth int) (backend, error) {
 		return nil, fmt.Errorf("backend %s is not stored", id)
 	}
 	switch o.Kind {
-	case "backend_tunnel_group":
+	case kinds.TunnelGroupBackend:
 		var b api.TunnelGroupBackend
 		if err := json.Unmarshal(o.Doc, &b); err != nil {
 			return nil, err
 		}
 		return &tunnelGroupBackend{accountID: account, labels: b.Labels}, nil
-	case "backend_weighted":
+	case kinds.WeightedBackend:
 		var b api.WeightedBackend
 		if err := json.Unmarshal(o.Doc, &b); err != nil {
 			return nil, err
 		}
 		return c.weighted(account, &b, depth)
-	case "backend_failover":
+	case kinds.FailoverBackend:
 		var b api.FailoverBackend
 		if err := json.Unmarshal(o.Doc, &b); err != nil {
 			return nil, err
@@ -75,13 +76,13 @@ func (c *compiler) backend(account, id string, depth int) (backend, error) {
 			f.backends = append(f.backends, cb)
 		}
 		return f, nil
-	case "backend_static":
+	case kinds.StaticBackend:
 		var b api.StaticBackend
 		if err := json.Unmarshal(o.Doc, &b); err != nil {
 			return nil, err
 		}
 		return &staticBackend{addr: b.Address, tls: b.TLS.Enabled}, nil
-	case "backend_http_response":
+	case kinds.HTTPResponseBackend:
 		var b api.HTTPResponseBackend
 		if err := json.Unmarshal(o.Doc, &b); err != nil {
 			return nil, err

@@ -1,16 +1,21 @@
 package edge_test
 
 import (
+	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"strings"
 	"testing"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apiservertest"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/edge"
+	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
 )
 
 // TestTunnelGroupSpreads: the requests of a tunnel group reach every tunnel of the group,
@@ -51,15 +56,13 @@ func TestWeightedBackend(t *testing.T) {
 }
 
 // TestFailoverBackend: the first backend whose connection works serves: a group with no
-// tunnel online and a tunnel whose app is down are passed over.
+// tunnel online and a tunnel whose stream cannot be opened are passed over.
 func TestFailoverBackend(t *testing.T) {
-	e := newEnv(t)
+	srv := apiservertest.Start(t, apiservertest.NoRateLimit, belowEphemeralPorts)
+	ending := edge.Tunnel{ID: "tn_ending", AccountID: srv.AccountID, Proto: "http", Labels: map[string]string{"app": "ending"}}
+	e := newEnvOn(t, srv, func(o *edge.Options) { o.Tunnels = sessionEnding{o.Tunnels, ending} })
 	empty := e.create("/backends/tunnel_group", map[string]any{"labels": map[string]string{"app": "nobody"}})
-	l := listen(t)
-	down := l.Addr().String()
-	l.Close()
-	e.tunnels.add(tunnelOf(e, "down", map[string]string{"app": "down"}), down)
-	broken := e.create("/backends/tunnel_group", map[string]any{"labels": map[string]string{"app": "down"}})
+	broken := e.create("/backends/tunnel_group", map[string]any{"labels": ending.Labels})
 	e.tunnel("standby", map[string]string{"app": "standby"})
 	standby := e.create("/backends/tunnel_group", map[string]any{"labels": map[string]string{"app": "standby"}})
 	f := e.create("/backends/failover", map[string]any{"backends": []string{empty, broken, standby}})
@@ -74,6 +77,35 @@ func TestFailoverBackend(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.HasPrefix(string(body), "standby POST /up") || !strings.HasSuffix(string(body), "body=payload") {
 		t.Fatalf("failover: %d %q", resp.StatusCode, body)
 	}
+}
+
+// sessionEnding is the server's agent plane plus one tunnel listed online whose streams
+// cannot be opened, as when its agent's session ends between the edge's listing and its
+// stream: no real agent can be stopped at that moment on purpose. (A real agent whose app
+// is down is no substitute: the stream opens and then closes, which the edge cannot tell
+// from an upstream failing mid-request.)
+type sessionEnding struct {
+	edge.Tunnels
+	tunnel edge.Tunnel
+}
+
+func (s sessionEnding) Matching(account string, labels map[string]string) []edge.Tunnel {
+	out := s.Tunnels.Matching(account, labels)
+	match := account == s.tunnel.AccountID
+	for k, v := range labels {
+		match = match && s.tunnel.Labels[k] == v
+	}
+	if match {
+		out = append(out, s.tunnel)
+	}
+	return out
+}
+
+func (s sessionEnding) OpenStream(ctx context.Context, id string, h agentproto.StreamHeader) (net.Conn, error) {
+	if id == s.tunnel.ID {
+		return nil, errors.New("the tunnel's session ended")
+	}
+	return s.Tunnels.OpenStream(ctx, id, h)
 }
 
 // TestStaticBackend: a static backend on loopback is refused by default (502 ERR_8011),

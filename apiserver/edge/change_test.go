@@ -89,7 +89,7 @@ func TestOtherReplicaSeesChange(t *testing.T) {
 	t.Cleanup(func() { other.Close() })
 
 	local := newEnvOn(t, srv)
-	remote := newEnvOnStore(t, srv, other)
+	remote := newEnvOnStore(t, srv, other, noAgents{}) // no agent connects to the other replica
 	remote.ca = local.ca
 	before, after := local.fixed("before"), local.fixed("after")
 	edgeID, routeID := local.httpsEdge("replica.example.test", before, nil)
@@ -123,7 +123,7 @@ func TestSlowloris(t *testing.T) {
 		o.HandshakeTimeout, o.ReadHeaderTimeout, o.IdleTimeout = short, short, short
 	})
 	e.edgeWith("slow.example.test", nil, e.fixed("fast"), nil)
-	e.tunnels.add(edge.Tunnel{ID: "tn_idle", AccountID: e.srv.AccountID, Proto: "tcp", Labels: map[string]string{"app": "idle"}}, echo(t, "idle"))
+	e.labelled("tcp", map[string]string{"app": "idle"}, echo(t, "idle"))
 	group := e.create("/backends/tunnel_group", map[string]any{"labels": map[string]string{"app": "idle"}})
 	addr, port := e.reserveAddr()
 	e.create("/edges/tcp", map[string]any{"hostports": []string{addr}, "backend": map[string]any{"backend_id": group}})
@@ -189,7 +189,7 @@ func TestWebSocketUpgrade(t *testing.T) {
 		io.Copy(c, brw) // echo
 	}))
 	t.Cleanup(func() { l.Close() })
-	e.tunnels.add(edge.Tunnel{ID: "tn_ws", AccountID: e.srv.AccountID, Proto: "http", Labels: map[string]string{"app": "ws"}}, l.Addr().String())
+	e.labelled("http", map[string]string{"app": "ws"}, "http://"+l.Addr().String())
 	e.httpsEdge("ws.example.test", e.create("/backends/tunnel_group", map[string]any{"labels": map[string]string{"app": "ws"}}), nil)
 	c, err := tls.Dial("tcp", e.https.Addr().String(), &tls.Config{ServerName: "ws.example.test", RootCAs: e.ca.pool(), NextProtos: []string{"http/1.1"}})
 	if err != nil {

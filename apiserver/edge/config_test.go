@@ -52,7 +52,7 @@ func TestBrokenObjectServesItsErrorOnly(t *testing.T) {
 // connections (the module is not enforced yet) rather than serve them without it.
 func TestTrafficPolicyRefusesStreams(t *testing.T) {
 	e := newEnv(t)
-	e.tunnels.add(edge.Tunnel{ID: "tn_pol", AccountID: e.srv.AccountID, Proto: "tcp", Labels: map[string]string{"app": "pol"}}, echo(t, "pol"))
+	e.labelled("tcp", map[string]string{"app": "pol"}, echo(t, "pol"))
 	group := e.create("/backends/tunnel_group", map[string]any{"labels": map[string]string{"app": "pol"}})
 	addr, port := e.reserveAddr()
 	e.create("/edges/tcp", map[string]any{"hostports": []string{addr}, "backend": map[string]any{"backend_id": group},

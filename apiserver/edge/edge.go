@@ -18,6 +18,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -168,8 +169,8 @@ func New(ctx context.Context, opts Options) (*Edge, error) {
 	e.httpsConn = newConnListener()
 	e.https = e.server("https")
 	e.plain = e.server("http")
-	routing.OnCommit(func(kinds []string) {
-		if slices.ContainsFunc(kinds, func(k string) bool { return store.RoutingKinds[k] }) {
+	routing.OnCommit(func(written []string) {
+		if slices.ContainsFunc(written, func(k string) bool { return kinds.Routing[k] }) {
 			e.changes.Add(1)
 			select {
 			case e.poke <- struct{}{}:
@@ -258,17 +259,6 @@ func (e *Edge) Run(ctx context.Context) {
 			e.log.Warn("edge: rebuilding the routing snapshot failed; the previous one serves", zap.Error(err))
 		}
 	}
-}
-
-// AgentAllowed applies the account's IP restriction of type agent to an agent connecting
-// from ip (for /agent/connect): allowed is false only when an enforced restriction blocks
-// it; a restriction that is not enforced only logs (a dry run), as for type api.
-func (e *Edge) AgentAllowed(ctx context.Context, accountID string, ip netip.Addr) (allowed bool, restrictionID string) {
-	a := e.Snapshot(ctx).accounts[accountID]
-	if a == nil || a.agent == nil {
-		return true, ""
-	}
-	return e.restrictionAllows(a.agent, accountID, ip, "agent"), a.agent.id
 }
 
 // endpointsAllowed applies the account's IP restriction of type endpoints to a visitor.

@@ -11,6 +11,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"math/big"
@@ -34,18 +35,19 @@ import (
 	"github.com/warrenhq/terraform-provider-warren/apiserver/edge"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/postgres/pgcluster"
+	"github.com/warrenhq/terraform-provider-warren/internal/agentclient"
 	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgcluster.RunTests(m)) }
 
 // env is a real API server, an edge on its store with HTTPS, HTTP and TCP listeners on
-// loopback, and an in-test agent plane (tunnels) whose streams reach loopback apps.
+// loopback, and the server's agent plane as the edge's tunnels: real agents
+// (internal/agentclient, in-process) carry the streams to apps on loopback.
 type env struct {
 	t        *testing.T
 	srv      *apiservertest.Server
 	edge     *edge.Edge
-	tunnels  *tunnels
 	https    net.Listener
 	http     net.Listener
 	ca       *testCA // signs the reserved domains' certificates
@@ -67,18 +69,19 @@ func belowEphemeralPorts(o *apiserver.Options) {
 	o.AddrPool = apiserver.AddrPool{MinPort: 20000, MaxPort: 32000}
 }
 
-// newEnvOn starts an edge on the store of srv.
+// newEnvOn starts an edge on the store of srv, its tunnels those of srv's agents.
 func newEnvOn(t *testing.T, srv *apiservertest.Server, opts ...envOption) *env {
 	t.Helper()
-	return newEnvOnStore(t, srv, srv.Store, opts...)
+	return newEnvOnStore(t, srv, srv.Store, srv.EdgeTunnels(), opts...)
 }
 
-// newEnvOnStore starts an edge on st, a store of srv's database (another replica's).
-func newEnvOnStore(t *testing.T, srv *apiservertest.Server, st store.Store, opts ...envOption) *env {
+// newEnvOnStore starts an edge on st, a store of srv's database (another replica's), with
+// tunnels as that replica's agent plane.
+func newEnvOnStore(t *testing.T, srv *apiservertest.Server, st store.Store, tunnels edge.Tunnels, opts ...envOption) *env {
 	t.Helper()
 	core, logs := observer.New(zapcore.DebugLevel)
-	e := &env{t: t, srv: srv, tunnels: newTunnels(), ca: newCA(t, "edge test CA"), logs: logs, registry: prometheus.NewRegistry()}
-	o := edge.Options{Store: st, Tunnels: e.tunnels, Log: zap.New(core), Registerer: e.registry, PollInterval: 50 * time.Millisecond}
+	e := &env{t: t, srv: srv, ca: newCA(t, "edge test CA"), logs: logs, registry: prometheus.NewRegistry()}
+	o := edge.Options{Store: st, Tunnels: tunnels, Log: zap.New(core), Registerer: e.registry, PollInterval: 50 * time.Millisecond}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -205,74 +208,29 @@ func (e *env) expectPage(c *http.Client, url string, status int, code string) st
 	return body
 }
 
-// tunnels is the agent plane of the tests: each tunnel's streams dial a loopback app.
-type tunnels struct {
-	mu        sync.Mutex
-	list      []edge.Tunnel
-	apps      map[string]string // tunnel ID -> app address
-	endpoints map[string]string // proto + " " + hostport -> tunnel ID
-	headers   []agentproto.StreamHeader
+// agent connects a real agent with a new credential (one that may bind anything) and
+// tunnels, and waits until the server has bound them all.
+func (e *env) agent(tunnels ...agentclient.TunnelConfig) *apiservertest.Agent {
+	e.t.Helper()
+	token := e.api("POST", "/credentials", map[string]any{"acl": []string{}})["token"].(string)
+	return e.srv.StartAgent(e.t, agentclient.Config{Authtoken: token, Tunnels: tunnels})
 }
 
-func newTunnels() *tunnels {
-	return &tunnels{apps: map[string]string{}, endpoints: map[string]string{}}
+// labelled brings a tunnel of proto labelled labels online through a real agent, its
+// streams going to forwardsTo ("http://addr" for an http app, "addr" for tcp and tls).
+func (e *env) labelled(proto string, labels map[string]string, forwardsTo string) {
+	e.t.Helper()
+	e.agent(agentclient.TunnelConfig{Proto: proto, Labels: labels, ForwardsTo: forwardsTo})
 }
 
-// add brings a tunnel online in the bootstrap account, its streams going to app.
-func (ts *tunnels) add(t edge.Tunnel, app string) {
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	ts.list = append(ts.list, t)
-	ts.apps[t.ID] = app
-}
+// noAgents is the agent plane of a replica no agent is connected to: it serves no tunnel.
+type noAgents struct{}
 
-func (ts *tunnels) bind(proto, hostport, tunnelID string) {
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	ts.endpoints[proto+" "+hostport] = tunnelID
+func (noAgents) OpenStream(context.Context, string, agentproto.StreamHeader) (net.Conn, error) {
+	return nil, errors.New("no agent is connected to this replica")
 }
-
-func (ts *tunnels) OpenStream(ctx context.Context, id string, h agentproto.StreamHeader) (net.Conn, error) {
-	ts.mu.Lock()
-	app, ok := ts.apps[id]
-	ts.headers = append(ts.headers, h)
-	ts.mu.Unlock()
-	if !ok {
-		return nil, fmt.Errorf("tunnel %s is not online", id)
-	}
-	return (&net.Dialer{}).DialContext(ctx, "tcp", app)
-}
-
-func (ts *tunnels) Matching(account string, labels map[string]string) []edge.Tunnel {
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	var out []edge.Tunnel
-	for _, t := range ts.list {
-		match := t.AccountID == account
-		for k, v := range labels {
-			match = match && t.Labels[k] == v
-		}
-		if match {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-func (ts *tunnels) Endpoint(proto, hostport string) (edge.Tunnel, bool) {
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	id, ok := ts.endpoints[proto+" "+hostport]
-	if !ok {
-		return edge.Tunnel{}, false
-	}
-	for _, t := range ts.list {
-		if t.ID == id {
-			return t, true
-		}
-	}
-	return edge.Tunnel{}, false
-}
+func (noAgents) Matching(string, map[string]string) []edge.Tunnel { return nil }
+func (noAgents) Endpoint(string, string) (edge.Tunnel, bool)      { return edge.Tunnel{}, false }
 
 // app starts an HTTP app on loopback that answers with its name and what it received.
 func app(t *testing.T, name string) string {
@@ -291,11 +249,11 @@ func app(t *testing.T, name string) string {
 	return l.Addr().String()
 }
 
-// tunnel brings a tunnel labelled labels online to a new app named name.
-func (e *env) tunnel(name string, labels map[string]string) edge.Tunnel {
-	tn := edge.Tunnel{ID: "tn_" + name, AccountID: e.srv.AccountID, Proto: "http", Labels: labels}
-	e.tunnels.add(tn, app(e.t, name))
-	return tn
+// tunnel brings an http tunnel labelled labels online through a real agent, to a new app
+// named name.
+func (e *env) tunnel(name string, labels map[string]string) {
+	e.t.Helper()
+	e.labelled("http", labels, "http://"+app(e.t, name))
 }
 
 // testCA issues certificates.
@@ -364,17 +322,14 @@ func (ca *testCA) keyPair(t *testing.T, name string, client bool) tls.Certificat
 	return pair
 }
 
-func tunnelOf(e *env, name string, labels map[string]string) edge.Tunnel {
-	return edge.Tunnel{ID: "tn_" + name, AccountID: e.srv.AccountID, Proto: "http", Labels: labels}
-}
-
 func (ca *testCA) pool() *x509.CertPool {
 	p := x509.NewCertPool()
 	p.AddCert(ca.cert)
 	return p
 }
 
-// echo starts a TCP server on loopback that echoes what it reads, prefixed by name once.
+// echo starts a TCP server on loopback that echoes what it reads, prefixed by name once
+// (nothing when name is empty).
 func echo(t *testing.T, name string) string {
 	t.Helper()
 	l := listen(t)
@@ -387,7 +342,9 @@ func echo(t *testing.T, name string) string {
 			}
 			go func() {
 				defer c.Close()
-				_, _ = io.WriteString(c, name+":")
+				if name != "" {
+					_, _ = io.WriteString(c, name+":")
+				}
 				_, _ = io.Copy(c, c)
 			}()
 		}

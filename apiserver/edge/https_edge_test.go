@@ -139,7 +139,7 @@ func TestNoTunnelAndUpstreamFailure(t *testing.T) {
 	l := listen(t)
 	dead := l.Addr().String()
 	l.Close()
-	e.tunnels.add(tunnelOf(e, "dead", map[string]string{"app": "dead"}), dead)
+	e.labelled("http", map[string]string{"app": "dead"}, "http://"+dead)
 	group := e.create("/backends/tunnel_group", map[string]any{"labels": map[string]string{"app": "dead"}})
 	e.httpsEdge("dead.example.test", group, nil)
 	e.expectPage(e.client(), "https://dead.example.test/", http.StatusBadGateway, "ERR_8006")

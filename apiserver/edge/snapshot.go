@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"net"
 	"net/netip"
 	"slices"
@@ -44,10 +45,10 @@ type compiled struct {
 	err           error
 }
 
-// accountRules are an account's IP restrictions of type endpoints (on traffic) and agent
-// (on /agent/connect); nil when it has none.
+// accountRules are an account's IP restriction of type endpoints (on traffic); nil when it
+// has none. The agent plane applies type agent itself, on /agent/connect.
 type accountRules struct {
-	endpoints, agent *restriction
+	endpoints *restriction
 }
 
 // restriction is an account IP restriction compiled.
@@ -63,11 +64,11 @@ type objects struct {
 	byID   map[string]*store.Object
 }
 
-// load reads every object of store.RoutingKinds in one read transaction.
+// load reads every object of kinds.Routing in one read transaction.
 func load(ctx context.Context, s store.Store) (*objects, error) {
 	o := &objects{byKind: map[string][]*store.Object{}, byID: map[string]*store.Object{}}
 	err := s.Read(ctx, func(tx store.Tx) error {
-		for kind := range store.RoutingKinds {
+		for kind := range kinds.Routing {
 			objs, err := tx.List(ctx, store.ListQuery{Kind: kind, AllAccounts: true})
 			if err != nil {
 				return fmt.Errorf("edge: list %s: %w", kind, err)
@@ -102,19 +103,19 @@ func compile(rev int64, objs *objects, log *zap.Logger) *Snapshot {
 	s := &Snapshot{Revision: rev, certs: map[string]*tls.Certificate{}, sites: map[string]*site{},
 		tcp: map[string]*tcpEdge{}, addrs: map[int]string{}, accounts: map[string]*accountRules{}}
 	c := &compiler{objs: objs, log: log}
-	for _, o := range objs.byKind["reserved_domain"] {
+	for _, o := range objs.byKind[kinds.ReservedDomain] {
 		var d api.ReservedDomain
 		if err := json.Unmarshal(o.Doc, &d); err != nil || d.Certificate == nil {
 			continue // no uploaded certificate: managed certificates come later
 		}
 		cert, err := c.certificate(d.Certificate.ID, o.AccountID)
 		if err != nil {
-			c.logErr("reserved_domain", o.ID, err)
+			c.logErr(kinds.ReservedDomain, o.ID, err)
 			continue
 		}
 		s.certs[strings.ToLower(d.Domain)] = cert
 	}
-	for _, o := range objs.byKind["reserved_addr"] {
+	for _, o := range objs.byKind[kinds.ReservedAddr] {
 		var a api.ReservedAddr
 		if err := json.Unmarshal(o.Doc, &a); err != nil {
 			continue
@@ -126,36 +127,36 @@ func compile(rev int64, objs *objects, log *zap.Logger) *Snapshot {
 		}
 	}
 	routes := map[string][]*store.Object{}
-	for _, o := range objs.byKind["https_edge_route"] {
+	for _, o := range objs.byKind[kinds.HTTPSEdgeRoute] {
 		routes[o.ParentID] = append(routes[o.ParentID], o)
 	}
-	for _, o := range objs.byKind["https_edge"] {
+	for _, o := range objs.byKind[kinds.HTTPSEdge] {
 		e := c.httpsEdge(o, routes[o.ID])
 		for _, host := range e.hosts {
 			s.sites[host] = &site{https: e}
 		}
 	}
-	for _, o := range objs.byKind["tls_edge"] {
+	for _, o := range objs.byKind[kinds.TLSEdge] {
 		e := c.tlsEdge(o)
 		for _, host := range e.hosts {
 			s.sites[host] = &site{tls: e}
 		}
 	}
-	for _, o := range objs.byKind["tcp_edge"] {
+	for _, o := range objs.byKind[kinds.TCPEdge] {
 		e := c.tcpEdge(o)
 		for _, hp := range e.hostports {
 			s.tcp[hp] = e
 		}
 	}
-	for _, o := range objs.byKind["ip_restriction"] {
+	for _, o := range objs.byKind[kinds.IPRestriction] {
 		var x api.IPRestriction
-		if err := json.Unmarshal(o.Doc, &x); err != nil || (x.Type != "endpoints" && x.Type != "agent") {
+		if err := json.Unmarshal(o.Doc, &x); err != nil || x.Type != "endpoints" {
 			continue
 		}
 		ips, err := c.ipSet(o.AccountID, refIDs(x.IPPolicies))
 		if err != nil {
 			// A restriction that cannot be read blocks all rather than none.
-			c.logErr("ip_restriction", o.ID, err)
+			c.logErr(kinds.IPRestriction, o.ID, err)
 			ips = &ipSet{}
 		}
 		r := &restriction{id: o.ID, enforced: x.Enforced, ips: ips}
@@ -164,11 +165,7 @@ func compile(rev int64, objs *objects, log *zap.Logger) *Snapshot {
 			a = &accountRules{}
 			s.accounts[o.AccountID] = a
 		}
-		if x.Type == "endpoints" {
-			a.endpoints = r
-		} else {
-			a.agent = r
-		}
+		a.endpoints = r
 	}
 	return s
 }
@@ -187,7 +184,7 @@ func (c *compiler) logErr(kind, id string, err error) {
 // certificate loads an uploaded TLS certificate with its private key.
 func (c *compiler) certificate(id, account string) (*tls.Certificate, error) {
 	var doc api.TLSCertificate
-	if err := c.objs.doc(id, "tls_certificate", account, &doc); err != nil {
+	if err := c.objs.doc(id, kinds.TLSCertificate, account, &doc); err != nil {
 		return nil, err
 	}
 	var secret struct {
@@ -208,7 +205,7 @@ func (c *compiler) caPool(account string, ids []string) (*x509.CertPool, error) 
 	pool := x509.NewCertPool()
 	for _, id := range ids {
 		var ca api.CertificateAuthority
-		if err := c.objs.doc(id, "certificate_authority", account, &ca); err != nil {
+		if err := c.objs.doc(id, kinds.CertificateAuthority, account, &ca); err != nil {
 			return nil, err
 		}
 		if !pool.AppendCertsFromPEM([]byte(ca.CAPEM)) {
@@ -222,11 +219,11 @@ func (c *compiler) caPool(account string, ids []string) (*x509.CertPool, error) 
 func (c *compiler) ipSet(account string, policyIDs []string) (*ipSet, error) {
 	set := &ipSet{}
 	for _, id := range policyIDs {
-		if o, ok := c.objs.byID[id]; !ok || o.Kind != "ip_policy" || o.AccountID != account {
+		if o, ok := c.objs.byID[id]; !ok || o.Kind != kinds.IPPolicy || o.AccountID != account {
 			return nil, fmt.Errorf("ip_policy %s is not stored", id)
 		}
 	}
-	for _, o := range c.objs.byKind["ip_policy_rule"] {
+	for _, o := range c.objs.byKind[kinds.IPPolicyRule] {
 		if o.AccountID != account {
 			continue
 		}

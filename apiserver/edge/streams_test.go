@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/warrenhq/terraform-provider-warren/apiserver/edge"
+	"github.com/warrenhq/terraform-provider-warren/internal/agentclient"
 )
 
 // TestTLSEdgePassthrough: with terminate_at upstream the edge forwards the TLS stream
@@ -23,7 +23,7 @@ func TestTLSEdgePassthrough(t *testing.T) {
 	}
 	defer l.Close()
 	go http.Serve(l, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "from the upstream's own TLS") }))
-	e.tunnels.add(edge.Tunnel{ID: "tn_pass", AccountID: e.srv.AccountID, Proto: "tls", Labels: map[string]string{"app": "pass"}}, l.Addr().String())
+	e.labelled("tls", map[string]string{"app": "pass"}, l.Addr().String())
 	group := e.create("/backends/tunnel_group", map[string]any{"labels": map[string]string{"app": "pass"}})
 	e.create("/reserved_domains", map[string]any{"domain": "pass.example.test"})
 	e.create("/edges/tls", map[string]any{"hostports": []string{"pass.example.test:443"},
@@ -39,7 +39,7 @@ func TestTLSEdgePassthrough(t *testing.T) {
 // plaintext stream reaches the backend.
 func TestTLSEdgeTerminated(t *testing.T) {
 	e := newEnv(t)
-	e.tunnels.add(edge.Tunnel{ID: "tn_echo", AccountID: e.srv.AccountID, Labels: map[string]string{"app": "echo"}}, echo(t, "echo"))
+	e.labelled("tls", map[string]string{"app": "echo"}, echo(t, "echo"))
 	group := e.create("/backends/tunnel_group", map[string]any{"labels": map[string]string{"app": "echo"}})
 	e.domain("term.example.test")
 	e.create("/edges/tls", map[string]any{"hostports": []string{"term.example.test:443"}, "backend": map[string]any{"backend_id": group}})
@@ -54,7 +54,7 @@ func TestTLSEdgeTerminated(t *testing.T) {
 // ip_restriction that denies the visitor closes the connection.
 func TestTCPEdge(t *testing.T) {
 	e := newEnv(t)
-	e.tunnels.add(edge.Tunnel{ID: "tn_tcp", AccountID: e.srv.AccountID, Proto: "tcp", Labels: map[string]string{"app": "tcp"}}, echo(t, "tcp"))
+	e.labelled("tcp", map[string]string{"app": "tcp"}, echo(t, "tcp"))
 	group := e.create("/backends/tunnel_group", map[string]any{"labels": map[string]string{"app": "tcp"}})
 	addr, port := e.reserveAddr()
 	edgeID := e.create("/edges/tcp", map[string]any{"hostports": []string{addr}, "backend": map[string]any{"backend_id": group}})
@@ -71,8 +71,8 @@ func TestTCPEdge(t *testing.T) {
 // TestAgentEndpoints: agent endpoints of each proto are served where no edge is.
 func TestAgentEndpoints(t *testing.T) {
 	e := newEnv(t)
-	e.tunnels.add(edge.Tunnel{ID: "tn_http", AccountID: e.srv.AccountID, Proto: "http"}, app(t, "plain"))
-	e.tunnels.bind("http", "ep.example.test:80", "tn_http")
+	e.create("/reserved_domains", map[string]any{"domain": "ep.example.test"})
+	e.agent(agentclient.TunnelConfig{Proto: "http", Hostname: "ep.example.test", ForwardsTo: "http://" + app(t, "plain")})
 	req, _ := http.NewRequest("GET", "http://"+e.http.Addr().String()+"/x", nil)
 	req.Host = "ep.example.test"
 	resp, err := http.DefaultClient.Do(req)
@@ -85,9 +85,8 @@ func TestAgentEndpoints(t *testing.T) {
 		t.Fatalf("http endpoint: %d %q", resp.StatusCode, body)
 	}
 
-	e.tunnels.add(edge.Tunnel{ID: "tn_https", AccountID: e.srv.AccountID, Proto: "https"}, app(t, "secure"))
 	e.domain("eps.example.test")
-	e.tunnels.bind("https", "eps.example.test:443", "tn_https")
+	e.agent(agentclient.TunnelConfig{Proto: "https", Hostname: "eps.example.test", ForwardsTo: "http://" + app(t, "secure")})
 	if status, body, _ := e.get(e.client(), "https://eps.example.test/y"); status != 200 || body[:len("secure GET /y")] != "secure GET /y" {
 		t.Fatalf("https endpoint: %d %q", status, body)
 	}
@@ -107,17 +106,16 @@ func TestAgentEndpoints(t *testing.T) {
 			go func() { defer c.Close(); io.Copy(c, c) }()
 		}
 	}()
-	e.tunnels.add(edge.Tunnel{ID: "tn_tls", AccountID: e.srv.AccountID, Proto: "tls"}, l.Addr().String())
-	e.tunnels.bind("tls", "ept.example.test:443", "tn_tls")
+	e.create("/reserved_domains", map[string]any{"domain": "ept.example.test"})
+	e.agent(agentclient.TunnelConfig{Proto: "tls", Hostname: "ept.example.test", ForwardsTo: l.Addr().String()})
 	c, err := e.tlsDial("ept.example.test", upstreamCA.pool())
 	if err != nil {
 		t.Fatalf("tls endpoint (passed through to the agent's upstream): %v", err)
 	}
 	roundTrip(t, c, "tls bytes", "tls bytes")
 
-	e.tunnels.add(edge.Tunnel{ID: "tn_tcpep", AccountID: e.srv.AccountID, Proto: "tcp"}, echo(t, "ep"))
 	addr, port := e.reserveAddr()
-	e.tunnels.bind("tcp", addr, "tn_tcpep")
+	e.agent(agentclient.TunnelConfig{Proto: "tcp", Addr: addr, ForwardsTo: echo(t, "ep")})
 	roundTrip(t, e.dialTCP(port), "tcp bytes", "ep:tcp bytes")
 }
 
@@ -127,7 +125,7 @@ func isReset(err error) bool { return errors.Is(err, syscall.ECONNRESET) }
 // the connection closed) instead of waiting for them.
 func TestCloseEndsStreams(t *testing.T) {
 	e := newEnv(t)
-	e.tunnels.add(edge.Tunnel{ID: "tn_long", AccountID: e.srv.AccountID, Proto: "tcp", Labels: map[string]string{"app": "long"}}, echo(t, "long"))
+	e.labelled("tcp", map[string]string{"app": "long"}, echo(t, "long"))
 	group := e.create("/backends/tunnel_group", map[string]any{"labels": map[string]string{"app": "long"}})
 	addr, port := e.reserveAddr()
 	e.create("/edges/tcp", map[string]any{"hostports": []string{addr}, "backend": map[string]any{"backend_id": group}})

@@ -13,23 +13,17 @@ import (
 
 // tcpEdge is a TCP edge compiled: connections to its reserved addresses go to its backend.
 type tcpEdge struct {
-	compiled
+	streamEdge
 	hostports []string
-	ips       *ipSet
-	notYet    string
-	backend   backend
 }
 
 func (c *compiler) tcpEdge(o *store.Object) *tcpEdge {
-	e := &tcpEdge{compiled: compiled{id: o.ID, accountID: o.AccountID}}
+	e := &tcpEdge{streamEdge: streamEdge{compiled: compiled{id: o.ID, accountID: o.AccountID}}}
 	var doc api.TCPEdge
 	err := json.Unmarshal(o.Doc, &doc)
 	if err == nil {
 		e.hostports = doc.Hostports
-		e.notYet = trafficPolicyNotYet(doc.TrafficPolicy)
-		if e.ips, err = c.ipRestriction(o.AccountID, doc.IPRestriction); err == nil {
-			e.backend, err = c.backendModule(o.AccountID, doc.Backend)
-		}
+		err = c.streamModules(&e.streamEdge, doc.TrafficPolicy, doc.IPRestriction, doc.Backend)
 	}
 	if err != nil {
 		e.err = err
@@ -99,7 +93,7 @@ func (e *Edge) handleTCP(c net.Conn, port int) {
 	v := streamVisit{hostport: addr, client: clientAddr(c.RemoteAddr()), proto: "tcp"}
 	if edge, ok := s.tcp[addr]; ok {
 		v.edgeID = edge.id
-		if !e.streamAllowed(s, &edge.compiled, edge.notYet, edge.ips, edge.backend, v) {
+		if !e.streamAllowed(s, &edge.streamEdge, v) {
 			c.Close()
 			return
 		}

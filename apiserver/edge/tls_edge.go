@@ -15,27 +15,21 @@ import (
 // the plaintext stream to its backend, or (tls_termination terminate_at: upstream) passes
 // the whole TLS stream through, ClientHello included.
 type tlsEdge struct {
-	compiled
+	streamEdge
 	hosts       []string
 	passthrough bool
 	tls         tlsModules
-	ips         *ipSet
-	notYet      string
-	backend     backend
 }
 
 func (c *compiler) tlsEdge(o *store.Object) *tlsEdge {
-	e := &tlsEdge{compiled: compiled{id: o.ID, accountID: o.AccountID}}
+	e := &tlsEdge{streamEdge: streamEdge{compiled: compiled{id: o.ID, accountID: o.AccountID}}}
 	var doc api.TLSEdge
 	err := json.Unmarshal(o.Doc, &doc)
 	if err == nil {
 		e.hosts = hostsOf(doc.Hostports)
 		e.passthrough = doc.TLSTermination != nil && doc.TLSTermination.Enabled && doc.TLSTermination.TerminateAt == "upstream"
-		e.notYet = trafficPolicyNotYet(doc.TrafficPolicy)
 		if e.tls, err = c.tlsModules(o.AccountID, doc.TLSTermination, doc.MutualTLS); err == nil {
-			if e.ips, err = c.ipRestriction(o.AccountID, doc.IPRestriction); err == nil {
-				e.backend, err = c.backendModule(o.AccountID, doc.Backend)
-			}
+			err = c.streamModules(&e.streamEdge, doc.TrafficPolicy, doc.IPRestriction, doc.Backend)
 		}
 	}
 	if err != nil {
@@ -48,7 +42,7 @@ func (c *compiler) tlsEdge(o *store.Object) *tlsEdge {
 // serveTLSEdge serves one connection of a TLS edge; conn replays the ClientHello.
 func (e *Edge) serveTLSEdge(s *Snapshot, conn net.Conn, edge *tlsEdge, host string) {
 	v := streamVisit{edgeID: edge.id, hostport: host + ":443", client: clientAddr(conn.RemoteAddr()), proto: "tls"}
-	if !e.streamAllowed(s, &edge.compiled, edge.notYet, edge.ips, edge.backend, v) {
+	if !e.streamAllowed(s, &edge.streamEdge, v) {
 		conn.Close()
 		return
 	}
@@ -75,11 +69,30 @@ func (e *Edge) serveTLSEdge(s *Snapshot, conn net.Conn, edge *tlsEdge, host stri
 
 // streamAllowed applies what a TCP or TLS edge checks before it connects a stream; a
 // refused stream is counted and closed by the caller (a raw stream has no page to show).
-func (e *Edge) streamAllowed(s *Snapshot, c *compiled, notYet string, ips *ipSet, b backend, v streamVisit) bool {
+func (e *Edge) streamAllowed(s *Snapshot, se *streamEdge, v streamVisit) bool {
 	ip := v.client.Addr()
-	ok := c.err == nil && notYet == "" && b != nil && (ips == nil || ips.allowed(ip)) && e.endpointsAllowed(s, c.accountID, ip)
+	ok := se.err == nil && se.notYet == "" && se.backend != nil && (se.ips == nil || se.ips.allowed(ip)) && e.endpointsAllowed(s, se.accountID, ip)
 	if !ok {
-		e.finishStream(c.id, "refused", 0, 0)
+		e.finishStream(se.id, "refused", 0, 0)
 	}
 	return ok
+}
+
+// streamEdge is what TCP and TLS edges share: an IP restriction, a traffic policy (not
+// enforced yet: it refuses the connections) and a backend.
+type streamEdge struct {
+	compiled
+	ips     *ipSet
+	notYet  string
+	backend backend
+}
+
+// streamModules compiles the modules of a TCP or TLS edge into se.
+func (c *compiler) streamModules(se *streamEdge, tp *api.TrafficPolicyModule, ipr *api.IPRestrictionModule, b *api.BackendModule) (err error) {
+	se.notYet = trafficPolicyNotYet(tp)
+	if se.ips, err = c.ipRestriction(se.accountID, ipr); err != nil {
+		return err
+	}
+	se.backend, err = c.backendModule(se.accountID, b)
+	return err
 }

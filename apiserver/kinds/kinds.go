@@ -32,6 +32,10 @@ const (
 	TLSEdge              = "tls_edge"
 	HTTPSEdgeRoute       = "https_edge_route"
 	TunnelGroupBackend   = "backend_tunnel_group"
+	WeightedBackend      = "backend_weighted"
+	FailoverBackend      = "backend_failover"
+	StaticBackend        = "backend_static"
+	HTTPResponseBackend  = "backend_http_response"
 	EventDestination     = "event_destination"
 	EventSubscription    = "event_subscription"
 	OrchestratorOperator = "orchestrator_operator"
@@ -50,6 +54,16 @@ const (
 	AgentCommand  = "agent_command"
 	AgentReplica  = "agent_replica"
 )
+
+// Routing are the kinds the traffic plane's routing snapshot is compiled from: a write of
+// one of them moves the routing revision (store.Routing). Tunnels, endpoints and sessions are
+// not among them: the edge asks the agent plane for those, live.
+var Routing = map[string]bool{
+	HTTPSEdge: true, HTTPSEdgeRoute: true, TCPEdge: true, TLSEdge: true,
+	FailoverBackend: true, WeightedBackend: true, HTTPResponseBackend: true, StaticBackend: true, TunnelGroupBackend: true,
+	ReservedDomain: true, ReservedAddr: true, TLSCertificate: true, CertificateAuthority: true,
+	IPPolicy: true, IPPolicyRule: true, IPRestriction: true,
+}
 
 // The unique keys (store.Object.UniqueKeys). A key scoped to an account embeds its ID.
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -14,7 +13,6 @@ import (
 	"github.com/warrenhq/terraform-provider-warren/apiserver"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/edge"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
-	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
 	"github.com/warrenhq/terraform-provider-warren/internal/cliflags"
 )
 
@@ -103,7 +101,7 @@ func (l *edgeListeners) close() {
 // startEdge serves the edge on its listeners until ctx ends; stop closes it.
 func startEdge(ctx context.Context, cfg *edgeConfig, l *edgeListeners, db store.Store, srv *apiserver.Server, log *zap.Logger) (stop func(), err error) {
 	e, err := edge.New(ctx, edge.Options{
-		Store: db, Tunnels: edgeTunnels(srv), Log: log.Named("edge"),
+		Store: db, Tunnels: srv.EdgeTunnels(), Registerer: srv.MetricsRegisterer(), Log: log.Named("edge"),
 		DialTimeout: cfg.dialTimeout, HandshakeTimeout: cfg.handshakeTimeout, IdleTimeout: cfg.idleTimeout,
 		ReadHeaderTimeout: cfg.readHeaderTimeout, ResponseHeaderTimeout: cfg.responseHeaderTimeout, AllowPrivate: cfg.allow,
 	})
@@ -130,18 +128,3 @@ func startEdge(ctx context.Context, cfg *edgeConfig, l *edgeListeners, db store.
 		_ = e.Close()
 	}, nil
 }
-
-// edgeTunnels is the agent plane as the edge reaches it. Until agent protocol v2 lands
-// (streams to agents), the server has no tunnel to open a stream to: tunnel-group backends
-// and agent endpoints answer 503 ERR_8005 ("no tunnel online"); static and http_response
-// backends serve. The merge of the agent plane replaces this with its adapter.
-func edgeTunnels(*apiserver.Server) edge.Tunnels { return noTunnels{} }
-
-// noTunnels is an agent plane with no tunnel online.
-type noTunnels struct{}
-
-func (noTunnels) OpenStream(context.Context, string, agentproto.StreamHeader) (net.Conn, error) {
-	return nil, errors.New("no tunnel is online")
-}
-func (noTunnels) Matching(string, map[string]string) []edge.Tunnel { return nil }
-func (noTunnels) Endpoint(string, string) (edge.Tunnel, bool)      { return edge.Tunnel{}, false }

@@ -40,10 +40,31 @@ resource "warren_ssh_certificate_authority" "hosts" {
   private_key_type = "ed25519"
 }
 
-# A domain you bring: the service manages its certificate. Point a CNAME at cname_target.
+# A domain you bring, served with a certificate you upload (`make demo` makes one with
+# openssl; leave certificate_id out and the service will manage the certificate once ACME
+# lands). Point a CNAME at cname_target, or, on your own machine, resolve the name to the
+# edge (curl --resolve app.example.com:8443:127.0.0.1).
+variable "app_certificate_pem" {
+  type = string
+}
+
+variable "app_private_key_pem" {
+  type      = string
+  sensitive = true
+}
+
+resource "warren_tls_certificate" "app" {
+  description        = "app.example.com"
+  certificate_pem    = var.app_certificate_pem
+  private_key_pem_wo = var.app_private_key_pem
+  # Change the version to upload a new key with a new certificate.
+  private_key_pem_wo_version = 1
+}
+
 resource "warren_reserved_domain" "app" {
-  domain      = "app.example.com"
-  description = "quickstart app"
+  domain         = "app.example.com"
+  description    = "quickstart app"
+  certificate_id = warren_tls_certificate.app.id
 }
 
 # A TCP address for a TCP edge; the server assigns host and port.
@@ -78,9 +99,11 @@ resource "warren_ip_restriction" "api" {
   depends_on    = [warren_ip_policy_rule.office, warren_ip_policy_rule.local]
 }
 
-# Traffic for the shop: 90% to the agents labelled app=shop, 10% to the legacy server, and a
-# maintenance page when neither answers. The group's tunnels are the connected agents' tunnels
-# with its labels (warren-agent --label app=shop).
+# Traffic for the shop: the agents labelled app=shop first (warren-agent --label app=shop);
+# when none is online, a canary split (90% to those agents, 10% to a legacy server), and a
+# maintenance page when nothing answers. The legacy server is on a private network: the edge
+# refuses to dial private addresses unless the operator allows them
+# (--edge-allow-private-backends), so that a backend is never a way into the server's network.
 resource "warren_tunnel_group_backend" "agents" {
   labels = { app = "shop" }
 }
@@ -103,15 +126,27 @@ resource "warren_http_response_backend" "maintenance" {
 
 resource "warren_failover_backend" "shop" {
   backends = [
+    warren_tunnel_group_backend.agents.id,
     warren_weighted_backend.canary.id,
     warren_http_response_backend.maintenance.id,
   ]
 }
 
-# The shop on its domain: an HTTPS edge (TLS ends at the edge, 1.2 at least) with two routes.
-# Everything under / goes to the failover backend, compressed; /admin goes to the legacy
-# server, and only from the office network. The server stores and checks this configuration;
-# no traffic flows through it until agents connect.
+# /admin only from the office network: `make demo` asks from this machine and is refused.
+resource "warren_ip_policy" "office_only" {
+  description = "office network only"
+}
+
+resource "warren_ip_policy_rule" "office_only" {
+  ip_policy_id = warren_ip_policy.office_only.id
+  cidr         = "198.51.100.0/24"
+  action       = "allow"
+}
+
+# The shop on its domain: an HTTPS edge (TLS ends at the edge, 1.2 at least) with two routes
+# (exact matches first, then the longest prefix). Everything under / goes to the failover
+# backend, with a header telling the app where it came from; /admin goes to the legacy
+# server, and only from the office network.
 resource "warren_https_edge" "app" {
   description     = "shop"
   hostports       = ["${warren_reserved_domain.app.domain}:443"]
@@ -119,11 +154,13 @@ resource "warren_https_edge" "app" {
 }
 
 resource "warren_https_edge_route" "shop" {
-  edge_id     = warren_https_edge.app.id
-  match_type  = "path_prefix"
-  match       = "/"
-  backend     = { backend_id = warren_failover_backend.shop.id }
-  compression = {}
+  edge_id    = warren_https_edge.app.id
+  match_type = "path_prefix"
+  match      = "/"
+  backend    = { backend_id = warren_failover_backend.shop.id }
+  request_headers = {
+    add = { "x-served-by" = "warren-quickstart" }
+  }
 }
 
 resource "warren_https_edge_route" "admin" {
@@ -131,10 +168,11 @@ resource "warren_https_edge_route" "admin" {
   match_type     = "path_prefix"
   match          = "/admin"
   backend        = { backend_id = warren_static_backend.legacy.id }
-  ip_restriction = { ip_policy_ids = [warren_ip_policy.office.id] }
+  ip_restriction = { ip_policy_ids = [warren_ip_policy.office_only.id] }
   response_headers = {
     add = { "cache-control" = "no-store" }
   }
+  depends_on = [warren_ip_policy_rule.office_only]
 }
 
 # Audit events of this account go to an observability service's logs intake. `make demo`

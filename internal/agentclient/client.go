@@ -337,10 +337,13 @@ func (c *Client) session(ctx context.Context) (_ outcome, welcomed bool, _ error
 	}
 	// The session's own context: its end (any return below) ends the multiplexer, the
 	// accept loop and every visitor stream.
+	// Deferred calls run last first: the multiplexer closes, then the streams' context ends
+	// (a stream of a dead session reads io.EOF, which alone would look like a visitor's
+	// half-close and leave the forwarder waiting on its app), then the streams are waited for.
+	var streams sync.WaitGroup
+	defer streams.Wait()
 	readCtx, cancelRead := context.WithCancel(context.Background())
 	defer cancelRead()
-	var streams sync.WaitGroup
-	defer streams.Wait() // deferred calls run last first: after the multiplexer has closed
 	// The heartbeat is not known before Welcome: the multiplexer pings at the default.
 	mux, err := agentproto.NewAgentMux(readCtx, ws, agentproto.MuxOptions{Heartbeat: cmp.Or(c.heartbeat, DefaultHeartbeat), Log: c.log})
 	if err != nil {

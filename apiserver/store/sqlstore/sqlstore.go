@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -335,13 +336,13 @@ type tx struct {
 }
 
 // wrote records a write of kind in account that succeeded and, when kind is one of
-// store.RoutingKinds, moves the account's routing revision, once per transaction.
+// kinds.Routing, moves the account's routing revision, once per transaction.
 func (t *tx) wrote(ctx context.Context, kind, account string) error {
 	if t.written == nil {
 		t.written = map[string]bool{}
 	}
 	t.written[kind] = true
-	if t.bumped[account] || !store.RoutingKinds[kind] {
+	if t.bumped[account] || !kinds.Routing[kind] {
 		return nil
 	}
 	if _, err := t.exec(ctx, `INSERT INTO routing_revision (account_id, revision) VALUES (?, 1)

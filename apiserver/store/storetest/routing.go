@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"slices"
 	"sync"
 	"testing"
@@ -11,8 +12,8 @@ import (
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 )
 
-// routingKind is a kind of store.RoutingKinds.
-const routingKind = "https_edge"
+// routingKind is a kind of kinds.Routing.
+const routingKind = kinds.HTTPSEdge
 
 func routing(t *testing.T, s store.Store) store.Routing {
 	t.Helper()

@@ -1,0 +1,58 @@
+package apiservertest
+
+import (
+	"context"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/warrenhq/terraform-provider-warren/apiserver/edge"
+)
+
+// Edge is an edge serving the test server's configuration, with the server's agent plane
+// as its tunnels, on loopback listeners.
+type Edge struct {
+	*edge.Edge
+	HTTPS, HTTP string // the addresses of the HTTPS and plain HTTP listeners
+}
+
+// EdgeTunnels is the server's agent plane as the edge reaches it.
+func (s *Server) EdgeTunnels() edge.Tunnels { return s.api.EdgeTunnels() }
+
+// StartEdge serves the edge until the test ends: HTTPS and plain HTTP on loopback ports of
+// their own, the reserved TCP addresses on 127.0.0.1, its metrics on the server's
+// /metrics. configure may change the options (a poll interval, allowed private backends).
+func (s *Server) StartEdge(t testing.TB, configure ...func(*edge.Options)) *Edge {
+	t.Helper()
+	o := edge.Options{Store: s.Store, Tunnels: s.EdgeTunnels(), Registerer: s.api.MetricsRegisterer(), PollInterval: 50 * time.Millisecond}
+	for _, f := range configure {
+		f(&o)
+	}
+	e, err := edge.New(context.Background(), o)
+	if err != nil {
+		t.Fatalf("start the edge: %v", err)
+	}
+	https, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { e.Run(ctx) })
+	wg.Go(func() { _ = e.ServeHTTPS(https) })
+	wg.Go(func() { _ = e.ServePlainHTTP(plain) })
+	e.ServeTCP("127.0.0.1")
+	t.Cleanup(func() {
+		cancel()
+		https.Close()
+		plain.Close()
+		_ = e.Close()
+		wg.Wait()
+	})
+	return &Edge{Edge: e, HTTPS: https.Addr().String(), HTTP: plain.Addr().String()}
+}
