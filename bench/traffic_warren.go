@@ -15,10 +15,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver"
-	"github.com/warrenhq/terraform-provider-warren/apiserver/agentplane"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/edge"
 	"github.com/warrenhq/terraform-provider-warren/internal/agentclient"
-	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
 	"github.com/warrenhq/terraform-provider-warren/internal/zaplog"
 )
 
@@ -28,8 +26,9 @@ import (
 // account holds, made through the API: the domain with the uploaded certificate, an HTTPS
 // edge on it whose one route, /, goes to a tunnel-group backend of app=shop (the agent's http
 // tunnel); and a reserved address with a TCP edge to a tunnel group of app=shop-tcp (its tcp
-// tunnel), where each visitor connection is a stream to the agent. Everything logs at info
-// level to io.Discard, as the binaries would write it (an access line per request).
+// tunnel), where each visitor connection is a stream to the agent. The edge is wired as
+// warren-apiserver wires it (the server's agent plane, its metrics registry), and everything
+// logs at info level to io.Discard, as the binaries would write it (an access line per request).
 func startWarrenPaths(ctx context.Context, e *env, app *trafficApp, certPEM, keyPEM []byte) (https, tcp *trafficPath, err error) {
 	db, err := e.openStore(ctx, onSQLite)
 	if err != nil {
@@ -65,7 +64,7 @@ func startWarrenPaths(ctx context.Context, e *env, app *trafficApp, certPEM, key
 	if err != nil {
 		return fail(err)
 	}
-	ed, err := edge.New(ctx, edge.Options{Store: db, Tunnels: planeTunnels{w.Server.AgentPlane()}, Log: logger.Named("edge")})
+	ed, err := edge.New(ctx, edge.Options{Store: db, Tunnels: w.Server.EdgeTunnels(), Registerer: w.Server.MetricsRegisterer(), Log: logger.Named("edge")})
 	if err != nil {
 		return fail(err)
 	}
@@ -156,28 +155,4 @@ func configureShop(ctx context.Context, w *warren, certPEM, keyPEM []byte) (toke
 	create("id", "/edges/tcp", map[string]any{"hostports": []string{tcpAddr}, "backend": map[string]any{"backend_id": tcpGroup}})
 	token = create("token", "/credentials", map[string]any{"acl": []string{}})
 	return token, tcpAddr, err
-}
-
-// planeTunnels is the agent plane as the edge asks for it.
-type planeTunnels struct{ p *agentplane.Plane }
-
-func (t planeTunnels) OpenStream(ctx context.Context, tunnelID string, h agentproto.StreamHeader) (net.Conn, error) {
-	return t.p.OpenStream(ctx, tunnelID, h)
-}
-
-func (t planeTunnels) Matching(accountID string, labels map[string]string) []edge.Tunnel {
-	var out []edge.Tunnel
-	for _, tn := range t.p.Matching(accountID, labels) {
-		out = append(out, edgeTunnel(tn))
-	}
-	return out
-}
-
-func (t planeTunnels) Endpoint(proto, hostport string) (edge.Tunnel, bool) {
-	tn, ok := t.p.Endpoint(proto, hostport)
-	return edgeTunnel(tn), ok
-}
-
-func edgeTunnel(t agentplane.Tunnel) edge.Tunnel {
-	return edge.Tunnel{ID: t.ID, AccountID: t.AccountID, SessionID: t.SessionID, Proto: t.Proto, ForwardsTo: t.ForwardsTo, Labels: t.Labels}
 }
