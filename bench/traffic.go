@@ -879,7 +879,11 @@ func (m *trafficMeasures) profile(ctx context.Context, kind, file string, warren
 		if kind == requests1 {
 			conns = 1
 		}
-		what = fmt.Sprintf("the CPU of this process (the clients and the app run in it too) while %d connections load Warren's path", conns)
+		load := fmt.Sprintf("%d connections load", conns)
+		if conns == 1 {
+			load = "one connection loads"
+		}
+		what = fmt.Sprintf("the CPU of this process (the clients and the app run in it too) while %s Warren's path", load)
 		err = cpuProfile(file, func() error {
 			c := warren.client(conns)
 			defer c.CloseIdleConnections()
