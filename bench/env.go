@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -25,20 +26,27 @@ import (
 // env is what the sections share: a scratch directory, a durable PostgreSQL cluster started
 // on first use, and the run's size.
 type env struct {
-	quick bool
-	dir   string
+	quick    bool
+	dir      string
+	profiles string // where a section writes the profiles its report names
 
 	pgOnce sync.Once
 	pg     *pgcluster.Cluster
 	pgErr  error
 }
 
-func newEnv(quick bool) (*env, error) {
+// newEnv makes the scratch directory; profiles go to bench/profiles beside the report out
+// (or to the scratch directory when there is none).
+func newEnv(quick bool, out string) (*env, error) {
 	dir, err := os.MkdirTemp("", "warren-bench-")
 	if err != nil {
 		return nil, err
 	}
-	return &env{quick: quick, dir: dir}, nil
+	profiles := filepath.Join(dir, "profiles")
+	if out != "" {
+		profiles = filepath.Join(filepath.Dir(out), "bench", "profiles")
+	}
+	return &env{quick: quick, dir: dir, profiles: profiles}, nil
 }
 
 func (e *env) close() {
@@ -58,6 +66,25 @@ func size[T any](e *env, full, quick T) T {
 		return quick
 	}
 	return full
+}
+
+// buildProgram builds src, a main package of the standard library alone, into a binary named
+// name in the scratch directory, for a floor or a client that must run as its own process.
+func (e *env) buildProgram(ctx context.Context, name, src string) (string, error) {
+	dir := filepath.Join(e.dir, name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644); err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, name)
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "main.go")
+	build.Dir, build.Env = dir, append(os.Environ(), "GO111MODULE=off")
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build %s: %v: %s", name, err, out)
+	}
+	return bin, nil
 }
 
 // postgresDatabase returns the DSN of a new empty database in a durable cluster (fsync and

@@ -85,7 +85,7 @@ func runHTTP(ctx context.Context, e *env) (*result, error) {
 		warrenP99[ri] = series{Name: "Warren " + rt.name, Metric: "p99 ms"}
 		for _, conns := range connsList {
 			c, bc := newHTTPClient(conns), newHTTPClient(conns)
-			wr, br, err := interleaved(ctx, conns, dur, rounds, func(ctx context.Context, _ int) error {
+			rs, err := interleave(ctx, conns, dur, rounds, func(ctx context.Context, _ int) error {
 				_, err := call(ctx, c, "GET", w.URL+rt.path, w.Token, "", http.StatusOK)
 				return err
 			}, func(ctx context.Context, _ int) error {
@@ -96,6 +96,7 @@ func runHTTP(ctx context.Context, e *env) (*result, error) {
 				bare.Close()
 				return nil, err
 			}
+			wr, br := rs[0], rs[1]
 			c.CloseIdleConnections()
 			bc.CloseIdleConnections()
 			tbl.Rows = append(tbl.Rows, []string{rt.name, fmt.Sprint(conns),
@@ -161,24 +162,6 @@ func verdict(met bool) string {
 		return "met"
 	}
 	return "not met on this run"
-}
-
-// interleaved runs two loads of conns connections for dur each, in rounds slices that
-// alternate between them, so that a machine whose load changes meanwhile weighs on both alike.
-func interleaved(ctx context.Context, conns int, dur time.Duration, rounds int, a, b func(ctx context.Context, worker int) error) (loadResult, loadResult, error) {
-	var as, bs []loadResult
-	for range rounds {
-		ra, err := runLoad(ctx, conns, dur/time.Duration(rounds), a)
-		if err != nil {
-			return loadResult{}, loadResult{}, err
-		}
-		rb, err := runLoad(ctx, conns, dur/time.Duration(rounds), b)
-		if err != nil {
-			return loadResult{}, loadResult{}, err
-		}
-		as, bs = append(as, ra), append(bs, rb)
-	}
-	return merge(as...), merge(bs...), nil
 }
 
 // fetch GETs url and returns the body and the response headers a bare handler should copy

@@ -85,6 +85,26 @@ func runLoad(ctx context.Context, conns int, dur time.Duration, do func(ctx cont
 	return summarize(loadResult{Conns: conns, Elapsed: elapsed}, slices.Concat(latencies...)), nil
 }
 
+// interleave runs a load of conns connections for dur on each of loads, in rounds slices that
+// take turns, so that a machine whose load changes meanwhile weighs on all of them alike.
+func interleave(ctx context.Context, conns int, dur time.Duration, rounds int, loads ...func(ctx context.Context, worker int) error) ([]loadResult, error) {
+	parts := make([][]loadResult, len(loads))
+	for range rounds {
+		for i, load := range loads {
+			r, err := runLoad(ctx, conns, dur/time.Duration(rounds), load)
+			if err != nil {
+				return nil, err
+			}
+			parts[i] = append(parts[i], r)
+		}
+	}
+	results := make([]loadResult, len(loads))
+	for i := range parts {
+		results[i] = merge(parts[i]...)
+	}
+	return results, nil
+}
+
 // percentile of sorted durations (nearest rank).
 func percentile(sorted []time.Duration, p float64) time.Duration {
 	i := int(float64(len(sorted))*p+0.5) - 1

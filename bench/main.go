@@ -31,6 +31,7 @@ var sections = []section{
 	pagesSection,
 	scaleSection,
 	terraformSection,
+	trafficSection,
 }
 
 func main() {
@@ -67,7 +68,7 @@ func run(ctx context.Context, quick bool, only, out, chart string) error {
 	if len(selected) == 0 {
 		return fmt.Errorf("no section named %q (sections: %s)", only, sectionNames())
 	}
-	e, err := newEnv(quick)
+	e, err := newEnv(quick, out)
 	if err != nil {
 		return err
 	}
@@ -85,7 +86,11 @@ func run(ctx context.Context, quick bool, only, out, chart string) error {
 		rep.Results = append(rep.Results, res)
 	}
 	if out != "" {
-		if err := os.WriteFile(out, []byte(rep.markdown(chart)), 0o644); err != nil {
+		var previous []byte
+		if only != "" {
+			previous, _ = os.ReadFile(out) // none yet is fine
+		}
+		if err := os.WriteFile(out, []byte(rep.markdown(chart, string(previous))), 0o644); err != nil {
 			return err
 		}
 		e.logf("wrote %s", out)

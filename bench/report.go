@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"runtime"
 	"strings"
 	"time"
@@ -74,21 +75,76 @@ func (r *report) hasSeries() bool {
 	return false
 }
 
-func (r *report) markdown(chart string) string {
+// markdown writes the report. previous is the report an earlier run wrote, or empty: the
+// sections this run did not measure are kept from it as they were, marked with that run's
+// date, so that make bench BENCH_FLAGS=-only=... updates its sections alone.
+func (r *report) markdown(chart, previous string) string {
 	var b strings.Builder
 	b.WriteString("# Benchmarks\n\n")
 	b.WriteString("Written by `make bench` (`go run ./bench`): every number is measured against its floor on the same machine in the same run, and the ratio is what counts. Nothing here is asserted by a test.\n\n")
 	if r.Quick {
 		b.WriteString("**This is a `-quick` run: sizes and durations are too small for the numbers to mean anything.**\n\n")
 	}
-	fmt.Fprintf(&b, "Run on %s.\n\n```\n%s\n```\n\n", r.Started.UTC().Format("2006-01-02 15:04 MST"), r.Machine)
+	fmt.Fprintf(&b, "Run on %s.\n\n```\n%s\n```\n\n", r.Started.UTC().Format(runDateLayout), r.Machine)
+	preamble, kept := splitReport(previous)
 	if chart != "" && r.hasSeries() {
 		fmt.Fprintf(&b, "![Throughput and latency against connections](%s)\n\n", chart)
+	} else if line, ok := chartLine(preamble); ok {
+		b.WriteString(line + "\n\n") // the chart of the kept sections, not redrawn
 	}
+	ran := map[string]*result{}
 	for _, res := range r.Results {
-		b.WriteString(res.markdown())
+		ran[res.Title] = res
+	}
+	previousRun := "an earlier run"
+	if m := runDate.FindStringSubmatch(preamble); m != nil {
+		previousRun = "the run of " + m[1]
+	}
+	for _, s := range sections {
+		if res, ok := ran[s.title]; ok {
+			b.WriteString(res.markdown())
+		} else if text, ok := kept[s.title]; ok {
+			b.WriteString(markKept(text, previousRun))
+		}
 	}
 	return b.String()
+}
+
+const runDateLayout = "2006-01-02 15:04 MST"
+
+var runDate = regexp.MustCompile(`(?m)^Run on (.+)\.$`)
+
+// keptMark starts a kept section's first line, which says which run measured it.
+const keptMark = "_Measured in "
+
+// splitReport splits a report into what precedes its first section and its sections by title.
+func splitReport(md string) (preamble string, sections map[string]string) {
+	sections = map[string]string{}
+	parts := strings.Split(md, "\n## ")
+	preamble = parts[0]
+	for _, part := range parts[1:] {
+		title, _, _ := strings.Cut(part, "\n")
+		sections[title] = "## " + part
+	}
+	return preamble, sections
+}
+
+func chartLine(preamble string) (string, bool) {
+	for _, line := range strings.Split(preamble, "\n") {
+		if strings.HasPrefix(line, "![") {
+			return line, true
+		}
+	}
+	return "", false
+}
+
+// markKept says under a kept section's title which run measured it, unless it already does.
+func markKept(section, run string) string {
+	title, body, _ := strings.Cut(section, "\n\n")
+	if strings.HasPrefix(body, keptMark) {
+		return strings.TrimRight(section, "\n") + "\n\n"
+	}
+	return title + "\n\n" + keptMark + run + " (later runs measured other sections only)._\n\n" + strings.TrimRight(body, "\n") + "\n\n"
 }
 
 // describeMachine names the CPU, cores, memory, OS and the tools' versions.
@@ -100,6 +156,7 @@ func describeMachine() string {
 		fmt.Sprintf("go:        %s", runtime.Version()),
 		fmt.Sprintf("terraform: %s", firstLine("terraform", "version")),
 		fmt.Sprintf("postgres:  %s", postgresVersion()),
+		fmt.Sprintf("openssh:   %s", opensshVersion()),
 	}
 	return strings.Join(lines, "\n")
 }
@@ -135,6 +192,15 @@ func firstLine(name string, args ...string) string {
 	return line
 }
 
+// opensshVersion is what ssh -V prints (on its standard error).
+func opensshVersion() string {
+	out, err := exec.Command("ssh", "-V").CombinedOutput()
+	if err != nil {
+		return "not found"
+	}
+	return strings.TrimSpace(string(out))
+}
+
 func postgresVersion() string {
 	found, _ := exec.Command("sh", "-c", "ls -d /usr/lib/postgresql/*/bin/postgres 2>/dev/null | tail -1").Output()
 	if bin := strings.TrimSpace(string(found)); bin != "" {
@@ -150,3 +216,4 @@ func secs(d time.Duration) string   { return fmt.Sprintf("%.2f s", d.Seconds()) 
 func ratio(x, floor float64) string { return fmt.Sprintf("%.2f×", x/floor) }
 func perSec(v float64) string       { return fmt.Sprintf("%.0f/s", v) }
 func mib(bytes int64) string        { return fmt.Sprintf("%.1f MiB", float64(bytes)/(1<<20)) }
+func kib(bytes float64) string      { return fmt.Sprintf("%.1f KiB", bytes/(1<<10)) }

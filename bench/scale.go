@@ -59,18 +59,9 @@ func runScale(ctx context.Context, e *env) (*result, error) {
 		"github.com/warrenhq/terraform-provider-warren/cmd/warren-apiserver").CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("go build: %v: %s", err, out)
 	}
-	bareDir := filepath.Join(e.dir, "bare")
-	if err := os.MkdirAll(bareDir, 0o755); err != nil {
+	bare, err := e.buildProgram(ctx, "bare", bareServer)
+	if err != nil {
 		return nil, err
-	}
-	if err := os.WriteFile(filepath.Join(bareDir, "main.go"), []byte(bareServer), 0o644); err != nil {
-		return nil, err
-	}
-	bare := filepath.Join(bareDir, "bare")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bare, "main.go")
-	build.Dir, build.Env = bareDir, append(os.Environ(), "GO111MODULE=off")
-	if out, err := build.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("go build the bare server: %v: %s", err, out)
 	}
 
 	token := ids.NewToken(ids.New(ids.APIKey))

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/warrenhq/terraform-provider-warren/apiserver"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/edge"
+	"github.com/warrenhq/terraform-provider-warren/internal/agentclient"
+	"github.com/warrenhq/terraform-provider-warren/internal/zaplog"
+)
+
+// startWarrenPaths are Warren's two paths, all in this process: the server on SQLite (its
+// API and /agent/connect), its edge serving HTTPS on a loopback listener and TCP on
+// 127.0.0.1, and an agent (internal/agentclient, protocol v2) with two tunnels to the app. The
+// account holds, made through the API: the domain with the uploaded certificate, an HTTPS
+// edge on it whose one route, /, goes to a tunnel-group backend of app=shop (the agent's http
+// tunnel); and a reserved address with a TCP edge to a tunnel group of app=shop-tcp (its tcp
+// tunnel), where each visitor connection is a stream to the agent. The edge is wired as
+// warren-apiserver wires it (the server's agent plane, its metrics registry), and everything
+// logs at info level to io.Discard, as the binaries would write it (an access line per request).
+func startWarrenPaths(ctx context.Context, e *env, app *trafficApp, certPEM, keyPEM []byte) (https, tcp *trafficPath, err error) {
+	db, err := e.openStore(ctx, onSQLite)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The reserved address's port is one found free now: a port of the server's default range
+	// may be in use here, and the edge would then leave it closed.
+	free, err := freeAddr()
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	_, freePort, _ := net.SplitHostPort(free)
+	port, _ := strconv.Atoi(freePort)
+	logger := zaplog.New(zap.NewAtomicLevelAt(zap.InfoLevel), io.Discard)
+	w, err := e.startWarren(ctx, db, noRateLimit, func(o *apiserver.Options) {
+		o.Logger, o.AddrPool.MinPort, o.AddrPool.MaxPort = logger, port, port
+	})
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	var closers []func()
+	stop := func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	closers = append(closers, w.Close)
+	fail := func(err error) (*trafficPath, *trafficPath, error) { stop(); return nil, nil, err }
+
+	token, tcpAddr, err := configureShop(ctx, w, certPEM, keyPEM)
+	if err != nil {
+		return fail(err)
+	}
+	ed, err := edge.New(ctx, edge.Options{Store: db, Tunnels: w.Server.EdgeTunnels(), Registerer: w.Server.MetricsRegisterer(), Log: logger.Named("edge")})
+	if err != nil {
+		return fail(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		ed.Close()
+		return fail(err)
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	go ed.Run(runCtx)
+	go func() { _ = ed.ServeHTTPS(l) }()
+	ed.ServeTCP("127.0.0.1")
+	closers = append(closers, func() { cancel(); l.Close(); _ = ed.Close() })
+
+	agent, err := agentclient.New(agentclient.Config{
+		ServerURL: w.URL, Authtoken: token, Logger: logger.Named("agent"),
+		Tunnels: []agentclient.TunnelConfig{
+			{Proto: "http", Labels: map[string]string{"app": "shop"}, ForwardsTo: "http://" + app.addr},
+			{Proto: "tcp", Labels: map[string]string{"app": "shop-tcp"}, ForwardsTo: app.addr},
+		},
+	})
+	if err != nil {
+		return fail(err)
+	}
+	agentCtx, stopAgent := context.WithCancel(context.Background())
+	agentDone := make(chan struct{})
+	go func() { _ = agent.Run(agentCtx); close(agentDone) }()
+	closers = append(closers, func() { stopAgent(); <-agentDone })
+	waitCtx, cancelWait := context.WithTimeout(ctx, 15*time.Second)
+	defer cancelWait()
+	if _, err := agent.Wait(waitCtx, func(s agentclient.State) bool { return s.Ready }); err != nil {
+		return fail(fmt.Errorf("the agent: %w", err))
+	}
+
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(certPEM)
+	https = &trafficPath{name: "Warren, HTTPS edge", url: "https://" + trafficDomain, addr: l.Addr().String(),
+		tls: &tls.Config{RootCAs: pool}, memory: heapAndStacks, inProcess: true, close: stop}
+	_, reserved, _ := net.SplitHostPort(tcpAddr)
+	tcpLocal := net.JoinHostPort("127.0.0.1", reserved) // the edge's listener for the address
+	tcp = &trafficPath{name: "Warren, TCP edge", url: "http://" + tcpLocal, addr: tcpLocal,
+		memory: heapAndStacks, inProcess: true, close: func() {}}
+	// The snapshot and the tunnels are in force at once; wait for the first answers all the
+	// same rather than measure a warm-up.
+	for _, p := range []*trafficPath{https, tcp} {
+		if err := waitFor(ctx, func() bool { return p.answering(ctx) }, nil); err != nil {
+			return fail(fmt.Errorf("%s at %s: %w", p.name, p.addr, err))
+		}
+	}
+	return https, tcp, nil
+}
+
+// configureShop makes what Warren's paths serve through the API, as a user would: the
+// certificate, the reserved domain, a tunnel-group backend (app=shop), the HTTPS edge and its
+// route; a reserved address with a TCP edge to another group (app=shop-tcp); and a tunnel
+// credential. It returns the credential's token and the reserved address.
+func configureShop(ctx context.Context, w *warren, certPEM, keyPEM []byte) (token, tcpAddr string, err error) {
+	c := newHTTPClient(1)
+	defer c.CloseIdleConnections()
+	// create posts body to path and returns the answer's member name; after an error it
+	// does nothing, and configureShop returns that error.
+	create := func(name, path string, body any) string {
+		if err != nil {
+			return ""
+		}
+		in, _ := json.Marshal(body)
+		var out []byte
+		if out, err = call(ctx, c, http.MethodPost, w.URL+path, w.Token, string(in), http.StatusCreated); err != nil {
+			return ""
+		}
+		obj := map[string]any{}
+		if err = json.Unmarshal(out, &obj); err != nil {
+			return ""
+		}
+		v, _ := obj[name].(string)
+		if v == "" {
+			err = fmt.Errorf("POST %s: no %s in %.300s", path, name, out)
+		}
+		return v
+	}
+	cert := create("id", "/tls_certificates", map[string]any{"certificate_pem": string(certPEM), "private_key_pem": string(keyPEM)})
+	create("id", "/reserved_domains", map[string]any{"domain": trafficDomain, "certificate_id": cert})
+	group := create("id", "/backends/tunnel_group", map[string]any{"labels": map[string]string{"app": "shop"}})
+	edgeID := create("id", "/edges/https", map[string]any{"hostports": []string{trafficDomain + ":443"}})
+	create("id", "/edges/https/"+edgeID+"/routes", map[string]any{"match_type": "path_prefix", "match": "/", "backend": map[string]any{"backend_id": group}})
+	tcpGroup := create("id", "/backends/tunnel_group", map[string]any{"labels": map[string]string{"app": "shop-tcp"}})
+	tcpAddr = create("addr", "/reserved_addrs", map[string]any{})
+	create("id", "/edges/tcp", map[string]any{"hostports": []string{tcpAddr}, "backend": map[string]any{"backend_id": tcpGroup}})
+	token = create("token", "/credentials", map[string]any{"acl": []string{}})
+	return token, tcpAddr, err
+}
