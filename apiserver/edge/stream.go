@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"github.com/warrenhq/terraform-provider-warren/internal/netcopy"
 	"io"
 	"net"
 	"net/netip"
@@ -84,22 +85,13 @@ func (e *Edge) pipe(a, b net.Conn) (in, out int64) {
 	defer context.AfterFunc(e.closeCtx, closeBoth)()
 	done := make(chan int64, 1)
 	go func() {
-		n, _ := io.Copy(idleWriter{b, idle}, a)
-		closeWrite(b)
+		n, _ := netcopy.Copy(idleWriter{b, idle}, a)
+		_ = netcopy.CloseWrite(b)
 		done <- n
 	}()
-	out, _ = io.Copy(idleWriter{a, idle}, b)
-	closeWrite(a)
+	out, _ = netcopy.Copy(idleWriter{a, idle}, b)
+	_ = netcopy.CloseWrite(a)
 	return <-done, out
-}
-
-// closeWrite half-closes c when it can, so the other side sees the end of this direction.
-func closeWrite(c net.Conn) {
-	if cw, ok := c.(interface{ CloseWrite() error }); ok {
-		_ = cw.CloseWrite()
-		return
-	}
-	c.Close()
 }
 
 // idleTimer fires when it is not reset for d.

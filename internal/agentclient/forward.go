@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"github.com/warrenhq/terraform-provider-warren/internal/netcopy"
 	"io"
 	"net"
 	"net/netip"
@@ -29,10 +30,6 @@ const DefaultDialTimeout = 10 * time.Second
 // tlvAuthority is PROXY protocol version 2's PP2_TYPE_AUTHORITY: the host name the visitor
 // asked for.
 const tlvAuthority = 0x02
-
-// copyBufferSize is each direction's copy buffer: the most one stream holds in the agent
-// between its two ends.
-const copyBufferSize = 32 << 10
 
 // ForwardOptions say how the agent reaches the local apps its tunnels forward to.
 type ForwardOptions struct {
@@ -58,7 +55,6 @@ type Forwarder struct {
 	dialer        net.Dialer
 	tls           *tls.Config // for https:// upstreams; each gets a clone naming its server
 	log           *zap.Logger
-	buffers       sync.Pool // *[]byte of copyBufferSize
 	// proto + " " + forwards_to → *upstream, parsed once per tunnel; the agent's own
 	// configuration names them, so the map stays small.
 	upstreams sync.Map
@@ -92,7 +88,6 @@ func NewForwarder(o ForwardOptions) (*Forwarder, error) {
 		},
 		log: o.Logger,
 	}
-	f.buffers.New = func() any { b := make([]byte, copyBufferSize); return &b }
 	return f, nil
 }
 
@@ -258,32 +253,14 @@ func (f *Forwarder) dial(ctx context.Context, u *upstream) (net.Conn, error) {
 	return d.DialContext(ctx, "tcp", u.addr)
 }
 
-// copyHalf copies src to dst with a pooled buffer until src ends, then ends dst's writing.
-// It returns the bytes copied and the first error (nil when src ended cleanly).
+// copyHalf copies src to dst until src ends, then ends dst's writing. It returns the bytes
+// copied and the first error (nil when src ended cleanly).
 func (f *Forwarder) copyHalf(dst, src net.Conn) (int64, error) {
-	buf := f.buffers.Get().(*[]byte)
-	defer f.buffers.Put(buf)
-	// Hidden ReaderFrom and WriterTo: a TCP connection's would copy with a buffer of its own.
-	n, err := io.CopyBuffer(struct{ io.Writer }{dst}, struct{ io.Reader }{src}, *buf)
+	n, err := netcopy.Copy(dst, src)
 	if err != nil {
 		return n, err
 	}
-	return n, closeWrite(dst)
-}
-
-// closeWrite ends c's writing and keeps its reading.
-func closeWrite(c net.Conn) error {
-	switch c := c.(type) {
-	case *tls.Conn:
-		// close_notify, then the TCP FIN for apps that wait for it.
-		if err := c.CloseWrite(); err != nil {
-			return err
-		}
-		return closeWrite(c.NetConn())
-	case interface{ CloseWrite() error }:
-		return c.CloseWrite()
-	}
-	return c.Close()
+	return n, netcopy.CloseWrite(dst)
 }
 
 // writeProxyHeader sends the PROXY protocol version 2 header of h's visitor connection: the

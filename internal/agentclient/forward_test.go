@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/pem"
 	"fmt"
+	"github.com/warrenhq/terraform-provider-warren/internal/netcopy"
 	"io"
 	"log"
 	"math/rand/v2"
@@ -291,7 +292,7 @@ func TestForwardTCPBulk(t *testing.T) {
 			go func() {
 				_, err := edge.Write(sent)
 				if err == nil {
-					err = closeWrite(edge)
+					err = netcopy.CloseWrite(edge)
 				}
 				writeErr <- err
 			}()
@@ -337,7 +338,7 @@ func TestForwardHalfClose(t *testing.T) {
 			if _, err := edge.Write(request); err != nil {
 				t.Fatal(err)
 			}
-			if err := closeWrite(edge); err != nil {
+			if err := netcopy.CloseWrite(edge); err != nil {
 				t.Fatal(err)
 			}
 			if got, err := io.ReadAll(edge); err != nil || string(got) != "read 1048576 bytes, equal true" {
@@ -355,7 +356,7 @@ func TestForwardHalfClose(t *testing.T) {
 			if _, err := io.WriteString(edge, "after the greeting"); err != nil {
 				t.Fatal(err)
 			}
-			if err := closeWrite(edge); err != nil {
+			if err := netcopy.CloseWrite(edge); err != nil {
 				t.Fatal(err)
 			}
 			if got := <-heard; got != "after the greeting" {
@@ -408,7 +409,7 @@ func TestForwardProxyProtocol(t *testing.T) {
 				if _, err := io.WriteString(edge, "payload"); err != nil {
 					t.Fatal(err)
 				}
-				_ = closeWrite(edge)
+				_ = netcopy.CloseWrite(edge)
 				r := <-reports
 				if r.err != nil {
 					t.Fatal(r.err)
@@ -431,7 +432,7 @@ func TestForwardProxyProtocol(t *testing.T) {
 		if _, err := io.WriteString(edge, strings.Repeat("p", 16)); err != nil {
 			t.Fatal(err)
 		}
-		_ = closeWrite(edge)
+		_ = netcopy.CloseWrite(edge)
 		if r := <-reports; r.err == nil || !strings.Contains(r.err.Error(), "not a PROXY protocol version 2 header") {
 			t.Errorf("the app parsed %+v, %v; want no header", r.header, r.err)
 		}
@@ -602,7 +603,7 @@ func BenchmarkForwardTCP(b *testing.B) {
 			_ = c.CloseWrite()
 		}
 	})
-	chunk := randomBytes(copyBufferSize, 3)
+	chunk := randomBytes(32<<10, 3)
 	for _, kind := range streamKinds {
 		b.Run(kind.name, func(b *testing.B) {
 			f, err := NewForwarder(ForwardOptions{})
@@ -618,7 +619,7 @@ func BenchmarkForwardTCP(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			if err := closeWrite(edge); err != nil {
+			if err := netcopy.CloseWrite(edge); err != nil {
 				b.Fatal(err)
 			}
 			if _, err := io.ReadAll(edge); err != nil { // the app has read it all
