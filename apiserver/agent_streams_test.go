@@ -178,6 +178,40 @@ func TestAgentStreamsReachTheApp(t *testing.T) {
 	}
 }
 
+// TestAgentStreamUnreachableApp: a stream to a tunnel whose app is down fails with
+// ErrUpstreamUnreachable and the agent's reason, counted as unreachable, and leaves no
+// stream open.
+func TestAgentStreamUnreachableApp(t *testing.T) {
+	c := newTC(t, apiservertest.NoRateLimit)
+	addr := str(c.ok(201, "POST", "/reserved_addrs", map[string]any{})["addr"])
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := ln.Addr().String()
+	_ = ln.Close()
+	_, token := c.credential()
+	agent := c.srv.StartAgent(t, agentclient.Config{Authtoken: token, Tunnels: []agentclient.TunnelConfig{{Proto: "tcp", Addr: addr, ForwardsTo: down}}})
+	tunnel := agent.Tunnels()[0].ID
+
+	st, err := c.srv.Plane.OpenStream(t.Context(), tunnel, agentproto.StreamHeader{Proto: "tcp", ClientAddr: visitor, Hostport: addr})
+	var se *agentplane.StreamError
+	if st != nil || !errors.As(err, &se) || !errors.Is(err, agentplane.ErrUpstreamUnreachable) || se.TunnelID != tunnel || !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("OpenStream to an app that is down: %v, %v", st, err)
+	}
+	resp, err := http.Get(c.srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	for _, want := range []string{`warren_agent_streams_opened_total{outcome="unreachable"} 1`, `warren_agent_streams_opened_total{outcome="opened"} 0`, "warren_agent_streams 0"} {
+		if !strings.Contains(string(raw), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
+
 // TestAgentStreamsEndWithTheSession: a stopped session and a deleted credential end the
 // session's open streams at once; OpenStream then fails with its typed error, and nothing
 // of the session is left running.

@@ -9,6 +9,7 @@ import (
 	"net"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -26,14 +27,18 @@ var (
 	ErrTunnelOffline = errors.New("the tunnel is not online in this replica")
 	// ErrSessionEnded: the tunnel's agent session ended (or is ending) before the stream opened.
 	ErrSessionEnded = errors.New("the tunnel's agent session ended")
+	// ErrUpstreamUnreachable: the agent could not reach the tunnel's forwards_to.
+	ErrUpstreamUnreachable = errors.New("the tunnel's agent could not reach its upstream")
+	// ErrStreamRefused: the agent refused the stream (a tunnel it no longer holds, a header
+	// it cannot read).
+	ErrStreamRefused = errors.New("the tunnel's agent refused the stream")
 )
 
-// StreamError is why OpenStream opened no stream; errors.Is tells ErrTunnelOffline from
-// ErrSessionEnded.
+// StreamError is why OpenStream opened no stream; errors.Is tells its Err.
 type StreamError struct {
 	TunnelID string
-	Err      error // ErrTunnelOffline or ErrSessionEnded
-	Cause    error // what the multiplexer said, if anything
+	Err      error // ErrTunnelOffline, ErrSessionEnded, ErrUpstreamUnreachable or ErrStreamRefused
+	Cause    error // what the multiplexer or the agent said, if anything
 }
 
 func (e *StreamError) Error() string {
@@ -194,8 +199,10 @@ func (h *Plane) Endpoint(proto, hostport string) (Tunnel, bool) {
 
 // OpenStream opens a stream to the agent holding tunnelID in this replica, with header
 // written first (its TunnelID is tunnelID; an empty Proto is the tunnel's), for one visitor
-// connection. It fails with a *StreamError when the tunnel is not held here or its session
-// is gone. Closing the stream, or the end of the session, ends it.
+// connection, and waits for the agent's dial result (within ctx): the stream returned
+// carries the app's bytes. It fails with a *StreamError when the tunnel is not held here,
+// its session is gone, or the agent could not reach its app or refused the stream.
+// Closing the stream, or the end of the session, ends it.
 func (h *Plane) OpenStream(ctx context.Context, tunnelID string, header agentproto.StreamHeader) (net.Conn, error) {
 	t, ok := h.tunnels.get(tunnelID)
 	if !ok {
@@ -233,14 +240,11 @@ func (h *Plane) OpenStream(ctx context.Context, tunnelID string, header agentpro
 		return nil, ctx.Err()
 	}
 	if o.err != nil {
-		select {
-		case <-a.mux.Done():
-			h.metrics.opened.WithLabelValues(outcomeEnded).Inc()
-			return nil, &StreamError{TunnelID: tunnelID, Err: ErrSessionEnded, Cause: o.err}
-		default:
-		}
-		h.metrics.opened.WithLabelValues(outcomeFailed).Inc()
-		return nil, fmt.Errorf("agentplane: tunnel %s: %w", tunnelID, o.err)
+		return nil, h.streamFailed(a, tunnelID, o.err)
+	}
+	if err := h.awaitDial(ctx, a, tunnelID, o.conn); err != nil {
+		_ = o.conn.Close()
+		return nil, err
 	}
 	h.metrics.opened.WithLabelValues(outcomeOpened).Inc()
 	h.metrics.open.Inc()
@@ -249,6 +253,43 @@ func (h *Plane) OpenStream(ctx context.Context, tunnelID string, header agentpro
 		a.streams.Add(-1)
 		h.metrics.open.Dec()
 	}}, nil
+}
+
+// awaitDial reads the agent's dial result on a stream it opened, until ctx ends; it counts
+// a failure's outcome.
+func (h *Plane) awaitDial(ctx context.Context, a *agentConn, tunnelID string, st net.Conn) error {
+	stop := context.AfterFunc(ctx, func() { _ = st.SetReadDeadline(time.Now()) })
+	r, err := agentproto.ReadStreamResult(st)
+	if !stop() { // ctx ended, and may have cut the read
+		h.metrics.opened.WithLabelValues(outcomeFailed).Inc()
+		return ctx.Err()
+	}
+	if err != nil {
+		return h.streamFailed(a, tunnelID, err)
+	}
+	switch r.Code {
+	case agentproto.StreamConnected:
+		return nil
+	case agentproto.StreamUnreachable:
+		h.metrics.opened.WithLabelValues(outcomeUnreachable).Inc()
+		return &StreamError{TunnelID: tunnelID, Err: ErrUpstreamUnreachable, Cause: errors.New(r.Reason)}
+	default:
+		h.metrics.opened.WithLabelValues(outcomeRefused).Inc()
+		return &StreamError{TunnelID: tunnelID, Err: ErrStreamRefused, Cause: fmt.Errorf("code %d: %s", r.Code, r.Reason)}
+	}
+}
+
+// streamFailed counts and returns err, the multiplexer's, of a stream to a's tunnel: the
+// session's end when a's session is over.
+func (h *Plane) streamFailed(a *agentConn, tunnelID string, err error) error {
+	select {
+	case <-a.mux.Done():
+		h.metrics.opened.WithLabelValues(outcomeEnded).Inc()
+		return &StreamError{TunnelID: tunnelID, Err: ErrSessionEnded, Cause: err}
+	default:
+	}
+	h.metrics.opened.WithLabelValues(outcomeFailed).Inc()
+	return fmt.Errorf("agentplane: tunnel %s: %w", tunnelID, err)
 }
 
 // stream is a visitor stream that counts itself out when closed.
@@ -270,6 +311,9 @@ const (
 	outcomeOffline = "offline" // no session of this replica holds the tunnel
 	outcomeEnded   = "ended"   // the session ended
 	outcomeFailed  = "failed"  // the multiplexer could not open it, or the caller gave up
+	// The agent could not reach its app (unreachable), or refused the stream (refused).
+	outcomeUnreachable = "unreachable"
+	outcomeRefused     = "refused"
 )
 
 // planeMetrics are the plane's series (bounded labels: outcomes only, never IDs).
@@ -286,10 +330,10 @@ func newPlaneMetrics(h *Plane, reg prometheus.Registerer) *planeMetrics {
 		}),
 		opened: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "warren_agent_streams_opened_total",
-			Help: "Visitor streams asked of this replica's agent sessions, by outcome (opened, offline, ended, failed).",
+			Help: "Visitor streams asked of this replica's agent sessions, by outcome (opened, offline, ended, failed, unreachable, refused).",
 		}, []string{"outcome"}),
 	}
-	for _, o := range []string{outcomeOpened, outcomeOffline, outcomeEnded, outcomeFailed} {
+	for _, o := range []string{outcomeOpened, outcomeOffline, outcomeEnded, outcomeFailed, outcomeUnreachable, outcomeRefused} {
 		m.opened.WithLabelValues(o)
 	}
 	if reg != nil {

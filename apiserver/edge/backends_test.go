@@ -81,9 +81,8 @@ func TestFailoverBackend(t *testing.T) {
 
 // sessionEnding is the server's agent plane plus one tunnel listed online whose streams
 // cannot be opened, as when its agent's session ends between the edge's listing and its
-// stream: no real agent can be stopped at that moment on purpose. (A real agent whose app
-// is down is no substitute: the stream opens and then closes, which the edge cannot tell
-// from an upstream failing mid-request.)
+// stream: no real agent can be stopped at that moment on purpose. (An agent whose app is
+// down is TestFailoverPastAnAppDown.)
 type sessionEnding struct {
 	edge.Tunnels
 	tunnel edge.Tunnel
@@ -106,6 +105,32 @@ func (s sessionEnding) OpenStream(ctx context.Context, id string, h agentproto.S
 		return nil, errors.New("the tunnel's session ended")
 	}
 	return s.Tunnels.OpenStream(ctx, id, h)
+}
+
+// TestFailoverPastAnAppDown: a real agent whose app is down answers the stream with a
+// failed dial, so the failover passes over its tunnel to the next backend, the request's
+// body intact; with no backend left the visitor gets 502 ERR_8006.
+func TestFailoverPastAnAppDown(t *testing.T) {
+	e := newEnv(t)
+	e.labelled("http", map[string]string{"app": "down"}, "http://"+closedAddr(t))
+	down := e.create("/backends/tunnel_group", map[string]any{"labels": map[string]string{"app": "down"}})
+	e.tunnel("standby", map[string]string{"app": "standby"})
+	standby := e.create("/backends/tunnel_group", map[string]any{"labels": map[string]string{"app": "standby"}})
+	f := e.create("/backends/failover", map[string]any{"backends": []string{down, standby}})
+	e.httpsEdge("failover.example.test", f, nil)
+	req, _ := http.NewRequest("POST", "https://failover.example.test/up", strings.NewReader("payload"))
+	resp, err := e.client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || !strings.HasPrefix(string(body), "standby POST /up") || !strings.HasSuffix(string(body), "body=payload") {
+		t.Fatalf("failover past an app down: %d %q", resp.StatusCode, body)
+	}
+
+	e.httpsEdge("down.example.test", down, nil)
+	e.expectPage(e.client(), "https://down.example.test/", http.StatusBadGateway, "ERR_8006")
 }
 
 // TestStaticBackend: a static backend on loopback is refused by default (502 ERR_8011),

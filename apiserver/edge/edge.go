@@ -40,7 +40,9 @@ import (
 // Tunnels is how the edge reaches agents; the agent plane implements it.
 type Tunnels interface {
 	// OpenStream opens a visitor stream to a tunnel held by this replica, h written first
-	// (the agent strips it): the returned connection carries the visitor's bytes only.
+	// (the agent strips it): the returned connection carries the visitor's bytes only. It
+	// fails, as a dial does, when the agent could not reach its app: the edge tries the next
+	// upstream.
 	OpenStream(ctx context.Context, tunnelID string, h agentproto.StreamHeader) (net.Conn, error)
 	// Matching lists the online tunnels of this replica in account whose labels include
 	// every one of labels (a tunnel-group backend).

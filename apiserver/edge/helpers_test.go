@@ -249,6 +249,15 @@ func app(t *testing.T, name string) string {
 	return l.Addr().String()
 }
 
+// closedAddr is a loopback address nobody listens on: an app that is down.
+func closedAddr(t *testing.T) string {
+	t.Helper()
+	l := listen(t)
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
 // tunnel brings an http tunnel labelled labels online through a real agent, to a new app
 // named name.
 func (e *env) tunnel(name string, labels map[string]string) {

@@ -68,6 +68,36 @@ func TestTCPEdge(t *testing.T) {
 	}
 }
 
+// TestTCPFailoverPastAnAppDown: a TCP edge passes over a tunnel whose agent cannot reach
+// its app: through a failover, and within a tunnel group, every connection reaches the
+// live app; with no other tunnel the visitor's connection is closed.
+func TestTCPFailoverPastAnAppDown(t *testing.T) {
+	e := newEnv(t)
+	e.labelled("tcp", map[string]string{"app": "tcp", "state": "down"}, closedAddr(t))
+	e.labelled("tcp", map[string]string{"app": "tcp", "state": "live"}, echo(t, "live"))
+	down := e.create("/backends/tunnel_group", map[string]any{"labels": map[string]string{"state": "down"}})
+	live := e.create("/backends/tunnel_group", map[string]any{"labels": map[string]string{"state": "live"}})
+	both := e.create("/backends/tunnel_group", map[string]any{"labels": map[string]string{"app": "tcp"}})
+	failover := e.create("/backends/failover", map[string]any{"backends": []string{down, live}})
+	for _, backend := range []string{failover, both} {
+		addr, port := e.reserveAddr()
+		e.create("/edges/tcp", map[string]any{"hostports": []string{addr}, "backend": map[string]any{"backend_id": backend}})
+		// The group starts at a random tunnel: ten connections all start at the down one
+		// with a probability of 1/1024.
+		for range 10 {
+			roundTrip(t, e.dialTCP(port), "hello", "live:hello")
+		}
+	}
+
+	addr, port := e.reserveAddr()
+	e.create("/edges/tcp", map[string]any{"hostports": []string{addr}, "backend": map[string]any{"backend_id": down}})
+	c := e.dialTCP(port)
+	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
+	if n, err := c.Read(make([]byte, 1)); !errors.Is(err, io.EOF) && !isReset(err) {
+		t.Fatalf("a visitor of a tunnel whose app is down read %d bytes: %v", n, err)
+	}
+}
+
 // TestAgentEndpoints: agent endpoints of each proto are served where no edge is.
 func TestAgentEndpoints(t *testing.T) {
 	e := newEnv(t)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -594,6 +596,24 @@ func TestNewChecksTheConfig(t *testing.T) {
 	}
 	if c.cfg.OS == "" || c.cfg.MinBackoff != DefaultMinBackoff || c.cfg.MaxBackoff != DefaultMaxBackoff {
 		t.Errorf("defaults not filled: %+v", c.cfg)
+	}
+}
+
+// TestStreamForAnUnboundTunnel: a visitor stream naming a tunnel the session did not bind
+// is answered StreamRefused, naming the tunnel, and closed.
+func TestStreamForAnUnboundTunnel(t *testing.T) {
+	p := agentpeer.New(t, testToken)
+	startAgent(t, p, Config{Tunnels: []TunnelConfig{webTunnel}})
+	pc := p.Accept(t)
+	pc.Welcome(t, "ts_one", 1)
+	st := pc.OpenStream(t, agentproto.StreamHeader{TunnelID: "tn_other", Proto: "https", ClientAddr: netip.MustParseAddrPort("203.0.113.7:1"), Hostport: "app.example.com:443"})
+	deadline, _ := agentpeer.WaitCtx(t).Deadline()
+	_ = st.SetReadDeadline(deadline) // a hang guard
+	if r, err := agentproto.ReadStreamResult(st); err != nil || r.Code != agentproto.StreamRefused || !strings.Contains(r.Reason, "no tunnel tn_other") {
+		t.Fatalf("dial result %+v, %v; want refused naming tn_other", r, err)
+	}
+	if rest, err := io.ReadAll(st); err != nil || len(rest) != 0 {
+		t.Fatalf("after the dial result: %q, %v; want the stream's end", rest, err)
 	}
 }
 

@@ -190,28 +190,41 @@ func (f *Forwarder) upstreamFor(proto, forwardsTo string) (*upstream, error) {
 // connection, Close on a stream without CloseWrite, which for a yamux stream sends FIN and
 // keeps reading (its half-close; a net.Pipe, which cannot half-close, ends both ways
 // there). A visitor that half-closes after its request thus still gets the whole answer.
-// An error on either side, or ctx's end, ends both at once. A failed dial closes the
-// stream before anything is written on it.
+// An error on either side, or ctx's end, ends both at once.
+//
+// The stream's first byte is the dial result (agentproto.StreamResult), written once the
+// app is connected (its PROXY protocol header sent); a failed dial is answered with
+// StreamUnreachable and its reason, and the stream closed.
 func (f *Forwarder) Serve(ctx context.Context, stream net.Conn, h agentproto.StreamHeader, forwardsTo string) {
 	defer stream.Close()
 	_ = stream.SetDeadline(time.Time{}) // the header's read deadline, if still set, is over
 	log := f.log.With(zap.String("tunnel_id", h.TunnelID), zap.String("proto", h.Proto), zap.Stringer("client_addr", h.ClientAddr))
+	unreachable := func(err error) {
+		_ = agentproto.WriteStreamResult(stream, agentproto.StreamResult{Code: agentproto.StreamUnreachable, Reason: err.Error()})
+	}
 	up, err := f.upstreamFor(h.Proto, forwardsTo)
 	if err != nil {
 		log.Warn("cannot forward the stream", zap.Error(err))
+		unreachable(err)
 		return
 	}
 	conn, err := f.dial(ctx, up)
 	if err != nil {
 		log.Warn("cannot reach the upstream; closing the stream", zap.String("forwards_to", forwardsTo), zap.Error(err))
+		unreachable(err)
 		return
 	}
 	defer conn.Close()
 	if f.proxyProtocol && (h.Proto == "tcp" || h.Proto == "tls") {
 		if err := writeProxyHeader(conn, h); err != nil {
 			log.Warn("cannot send the PROXY protocol header; closing the stream", zap.String("forwards_to", forwardsTo), zap.Error(err))
+			unreachable(err)
 			return
 		}
+	}
+	if err := agentproto.WriteStreamResult(stream, agentproto.StreamResult{Code: agentproto.StreamConnected}); err != nil {
+		log.Debug("the stream ended before its dial result", zap.Error(err))
+		return
 	}
 
 	var once sync.Once

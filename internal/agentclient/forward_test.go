@@ -107,9 +107,21 @@ func header(proto string) agentproto.StreamHeader {
 	return agentproto.StreamHeader{TunnelID: "tn_1", Proto: proto, ClientAddr: netip.MustParseAddrPort("203.0.113.7:51234"), Hostport: "app.example.com:443"}
 }
 
-// serve runs Serve on a new stream of kind in the background and returns the stream's edge
-// end and a channel closed when Serve has returned.
+// serve runs Serve on a new stream of kind in the background, reads the dial result, which
+// must say connected, and returns the stream's edge end, where the app's bytes follow, and
+// a channel closed when Serve has returned.
 func serve(ctx context.Context, t testing.TB, kind streamKind, f *Forwarder, h agentproto.StreamHeader, forwardsTo string) (net.Conn, <-chan struct{}) {
+	t.Helper()
+	edge, done := start(ctx, t, kind, f, h, forwardsTo)
+	if r, err := agentproto.ReadStreamResult(edge); err != nil || r.Code != agentproto.StreamConnected {
+		t.Fatalf("dial result %+v, %v; want connected", r, err)
+	}
+	return edge, done
+}
+
+// start runs Serve on a new stream of kind in the background and returns the stream's edge
+// end, where the dial result comes first, and a channel closed when Serve has returned.
+func start(ctx context.Context, t testing.TB, kind streamKind, f *Forwarder, h agentproto.StreamHeader, forwardsTo string) (net.Conn, <-chan struct{}) {
 	t.Helper()
 	edge, agent := kind.pair(t)
 	// The caller read the header under a deadline and may leave it set: Serve clears it.
@@ -228,7 +240,8 @@ func writeCAFile(t *testing.T, app *httptest.Server) string {
 }
 
 // TestForwardHTTPS: an https:// forwards_to is reached over TLS with ALPN http/1.1, when its
-// CA is trusted or verification is skipped; otherwise the stream closes and the log says why.
+// CA is trusted or verification is skipped; otherwise the stream is answered unreachable
+// and closed, and the log says why.
 func TestForwardHTTPS(t *testing.T) {
 	app := httptest.NewUnstartedServer(http.HandlerFunc(httpApp))
 	app.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshakes
@@ -259,11 +272,9 @@ func TestForwardHTTPS(t *testing.T) {
 		t.Run(kind.name+" untrusted", func(t *testing.T) {
 			noLeaks(t)
 			f, logs := newForwarder(t, ForwardOptions{})
-			edge, done := serve(t.Context(), t, kind, f, header("https"), app.URL)
+			edge, done := start(t.Context(), t, kind, f, header("https"), app.URL)
 			<-done
-			if got, err := io.ReadAll(edge); err != nil || len(got) != 0 {
-				t.Errorf("the stream gave %q, %v; want its end at once", got, err)
-			}
+			expectUnreachable(t, edge, "certificate signed by unknown authority")
 			lines := logs.FilterMessage("cannot reach the upstream; closing the stream").All()
 			if len(lines) != 1 || !strings.Contains(fmt.Sprint(lines[0].ContextMap()["error"]), "certificate signed by unknown authority") {
 				t.Errorf("logs %v, want one line saying the certificate is not trusted", logs.All())
@@ -452,8 +463,20 @@ func closedAddr(t *testing.T) string {
 	return addr
 }
 
-// TestForwardRefused: a failed dial, or a forwards_to the proto cannot use, closes the
-// stream before a byte is written on it, and the log says why.
+// expectUnreachable reads a dial result saying the app is unreachable because of want,
+// then the stream's end.
+func expectUnreachable(t *testing.T, edge net.Conn, want string) {
+	t.Helper()
+	if r, err := agentproto.ReadStreamResult(edge); err != nil || r.Code != agentproto.StreamUnreachable || !strings.Contains(r.Reason, want) {
+		t.Errorf("dial result %+v, %v; want unreachable with %q", r, err, want)
+	}
+	if got, err := io.ReadAll(edge); err != nil || len(got) != 0 {
+		t.Errorf("after the dial result the stream gave %q, %v; want its end", got, err)
+	}
+}
+
+// TestForwardRefused: a failed dial, or a forwards_to the proto cannot use, is answered
+// with StreamUnreachable and its reason, and the stream closed; the log says why.
 func TestForwardRefused(t *testing.T) {
 	for _, kind := range streamKinds {
 		for _, tt := range []struct {
@@ -465,11 +488,9 @@ func TestForwardRefused(t *testing.T) {
 			t.Run(kind.name+" "+tt.name, func(t *testing.T) {
 				noLeaks(t)
 				f, logs := newForwarder(t, ForwardOptions{})
-				edge, done := serve(t.Context(), t, kind, f, header(tt.proto), tt.forwardsTo)
+				edge, done := start(t.Context(), t, kind, f, header(tt.proto), tt.forwardsTo)
 				<-done
-				if got, err := io.ReadAll(edge); err != nil || len(got) != 0 {
-					t.Errorf("the stream gave %q, %v; want its end at once", got, err)
-				}
+				expectUnreachable(t, edge, tt.err)
 				lines := logs.FilterMessage(tt.log).All()
 				if len(lines) != 1 || !strings.Contains(fmt.Sprint(lines[0].ContextMap()["error"]), tt.err) || lines[0].ContextMap()["tunnel_id"] != "tn_1" {
 					t.Errorf("logs %v, want one %q line with %q", logs.All(), tt.log, tt.err)

@@ -28,15 +28,15 @@ func (c *Client) acceptStreams(ctx context.Context, mux *agentproto.AgentMux, cn
 }
 
 // serveStream reads a visitor stream's header, within the handshake timeout, and forwards
-// the stream to its tunnel's forwards_to; a stream for a tunnel this session did not bind
-// is closed.
+// the stream to its tunnel's forwards_to; a stream whose header cannot be read, or for a
+// tunnel this session did not bind, is refused (StreamRefused) and closed.
 func (c *Client) serveStream(ctx context.Context, st net.Conn, cn *conn) {
 	_ = st.SetReadDeadline(time.Now().Add(c.cfg.HandshakeTimeout))
 	h, err := agentproto.ReadStreamHeader(st)
 	_ = st.SetReadDeadline(time.Time{})
 	if err != nil {
 		c.log.Warn("visitor stream refused", zap.Error(err))
-		_ = st.Close()
+		refuseStream(st, err.Error())
 		return
 	}
 	cn.mu.Lock()
@@ -44,8 +44,14 @@ func (c *Client) serveStream(ctx context.Context, st net.Conn, cn *conn) {
 	cn.mu.Unlock()
 	if !ok {
 		c.log.Warn("visitor stream for a tunnel this session did not bind", zap.String("tunnel_id", h.TunnelID))
-		_ = st.Close()
+		refuseStream(st, "the agent's session holds no tunnel "+h.TunnelID)
 		return
 	}
 	c.forwarder.Serve(ctx, st, h, t.ForwardsTo)
+}
+
+// refuseStream answers a stream with StreamRefused and closes it.
+func refuseStream(st net.Conn, reason string) {
+	_ = agentproto.WriteStreamResult(st, agentproto.StreamResult{Code: agentproto.StreamRefused, Reason: reason})
+	_ = st.Close()
 }

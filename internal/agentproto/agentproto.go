@@ -8,6 +8,13 @@
 // server answers Welcome (or Error and closes). Then the agent binds tunnels (Bind → Bound or
 // Error), either side sends Heartbeat and the other answers it, and the server sends Command
 // (restart, stop, update), which the agent answers with CommandResult.
+//
+// Version 2 (SubprotocolV2, mux.go) carries these messages on a control stream and the
+// traffic on one stream per visitor connection, which the server opens: it writes a
+// StreamHeader first; the agent dials the tunnel's forwards_to and answers with a
+// StreamResult (one byte 0 when connected, else a code and a short reason) before any byte
+// of the app, so that the server tells an app that is down from one that answered
+// (stream.go).
 package agentproto
 
 // Subprotocol names this protocol's version in the WebSocket handshake; a server that does

@@ -19,8 +19,9 @@ import (
 // SubprotocolV2 names protocol version 2: the WebSocket carries binary frames of a yamux
 // session instead of JSON text frames. The agent opens the first stream, the control
 // stream, and sends on it the Messages of version 1 (ControlConn); the server opens one
-// stream per visitor connection, each starting with a StreamHeader. The agent opens no
-// other stream and the server accepts no other.
+// stream per visitor connection, each starting with a StreamHeader, which the agent
+// answers with a StreamResult. The agent opens no other stream and the server accepts no
+// other.
 const SubprotocolV2 = "warren-agent.v2"
 
 // StreamWindow is each stream's receive window: how many bytes one stream may have in
@@ -144,7 +145,8 @@ func (m *ServerMux) refuseStreams() {
 }
 
 // OpenStream opens a visitor stream and writes h first. It waits while streamBacklog
-// streams are still unaccepted by the agent.
+// streams are still unaccepted by the agent. The agent's StreamResult comes first on the
+// stream: read it with ReadStreamResult.
 func (m *ServerMux) OpenStream(h StreamHeader) (net.Conn, error) {
 	header, err := h.encode()
 	if err != nil {
@@ -186,7 +188,8 @@ func (m *AgentMux) OpenControl() (*ControlConn, error) {
 }
 
 // AcceptStream waits for the next visitor stream. Its StreamHeader comes first: read it
-// with ReadStreamHeader under a read deadline.
+// with ReadStreamHeader under a read deadline, and answer with WriteStreamResult before any
+// byte of the app.
 func (m *AgentMux) AcceptStream(ctx context.Context) (net.Conn, error) {
 	st, err := m.sess.AcceptStreamWithContext(ctx)
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/netip"
 	"slices"
+	"strings"
+	"unicode/utf8"
 
 	jsonv2 "github.com/go-json-experiment/json"
 )
@@ -110,4 +112,80 @@ func ReadStreamHeader(r io.Reader) (StreamHeader, error) {
 		return StreamHeader{}, err
 	}
 	return h, nil
+}
+
+// Dial results: the first byte the agent writes on each visitor stream, once it has dialed
+// the tunnel's forwards_to (or refused the stream), before any byte of the app. The server
+// waits for it, so that a tunnel whose app is down is a connection that could not be made
+// (the edge tries the next upstream) rather than one that closes at once. It costs a round
+// trip to the agent per new stream; the edge pools the streams of HTTP traffic.
+const (
+	// StreamConnected: the agent reached the app; the app's bytes follow.
+	StreamConnected = 0
+	// StreamUnreachable: the agent could not reach the app (dial, TLS handshake, a
+	// forwards_to it cannot use).
+	StreamUnreachable = 1
+	// StreamRefused: the agent refused the stream: its header could not be read, or it names
+	// a tunnel the session does not hold. Readers take any code they do not know as this.
+	StreamRefused = 2
+)
+
+// MaxStreamReason bounds a failure's reason, in bytes.
+const MaxStreamReason = 255
+
+// StreamResult is the agent's dial result on a visitor stream: StreamConnected is that one
+// byte; a failure's code is followed by the reason's length (one byte) and the reason
+// (UTF-8), for the server's log: the visitor never sees it.
+type StreamResult struct {
+	Code   byte
+	Reason string // "" when connected
+}
+
+// WriteStreamResult writes r to w in one Write. A reason longer than MaxStreamReason is
+// cut at a character's start, and invalid UTF-8 replaced, so that any error's text can be
+// sent.
+func WriteStreamResult(w io.Writer, r StreamResult) error {
+	if r.Code == StreamConnected {
+		if r.Reason != "" {
+			return errors.New("agentproto: a connected stream result carries no reason")
+		}
+		_, err := w.Write([]byte{StreamConnected})
+		return err
+	}
+	reason := strings.ToValidUTF8(r.Reason, "\uFFFD")
+	if len(reason) > MaxStreamReason {
+		cut := MaxStreamReason
+		for !utf8.RuneStart(reason[cut]) {
+			cut--
+		}
+		reason = reason[:cut]
+	}
+	b := make([]byte, 0, 2+len(reason))
+	b = append(b, r.Code, byte(len(reason)))
+	_, err := w.Write(append(b, reason...))
+	return err
+}
+
+// ReadStreamResult reads one dial result from r, exactly its bytes, so the app's bytes
+// follow in r; a reason that is not UTF-8 is refused. The caller bounds the wait: an agent
+// dials for up to its dial timeout before it answers.
+func ReadStreamResult(r io.Reader) (StreamResult, error) {
+	var pre [2]byte
+	if _, err := io.ReadFull(r, pre[:1]); err != nil {
+		return StreamResult{}, fmt.Errorf("agentproto: reading a stream's dial result: %w", err)
+	}
+	if pre[0] == StreamConnected {
+		return StreamResult{Code: StreamConnected}, nil
+	}
+	if _, err := io.ReadFull(r, pre[1:]); err != nil {
+		return StreamResult{}, fmt.Errorf("agentproto: reading a stream's dial result: %w", err)
+	}
+	reason := make([]byte, pre[1])
+	if _, err := io.ReadFull(r, reason); err != nil {
+		return StreamResult{}, fmt.Errorf("agentproto: reading a stream's dial result: %w", err)
+	}
+	if !utf8.Valid(reason) {
+		return StreamResult{}, errors.New("agentproto: a stream's dial result gives a reason that is not UTF-8")
+	}
+	return StreamResult{Code: pre[0], Reason: string(reason)}, nil
 }

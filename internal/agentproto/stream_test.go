@@ -3,6 +3,7 @@ package agentproto
 import (
 	"bytes"
 	"encoding/binary"
+	"io"
 	"net/netip"
 	"strings"
 	"testing"
@@ -153,4 +154,91 @@ func BenchmarkStreamHeader(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestStreamResultWire pins the bytes on the wire and reads each back, the app's bytes
+// left in the reader.
+func TestStreamResultWire(t *testing.T) {
+	long := strings.Repeat("é", 200) // 400 bytes: cut to 254, at a character's start
+	for _, c := range []struct {
+		r    StreamResult
+		wire []byte
+		read StreamResult
+	}{
+		{StreamResult{Code: StreamConnected}, []byte{0}, StreamResult{Code: StreamConnected}},
+		{StreamResult{Code: StreamUnreachable, Reason: "connection refused"}, append([]byte{1, 18}, "connection refused"...), StreamResult{Code: StreamUnreachable, Reason: "connection refused"}},
+		{StreamResult{Code: StreamRefused}, []byte{2, 0}, StreamResult{Code: StreamRefused}},
+		{StreamResult{Code: StreamRefused, Reason: "bad \xff byte"}, append([]byte{2, 12}, "bad \uFFFD byte"...), StreamResult{Code: StreamRefused, Reason: "bad \uFFFD byte"}},
+		{StreamResult{Code: StreamUnreachable, Reason: long}, append([]byte{1, 254}, long[:254]...), StreamResult{Code: StreamUnreachable, Reason: long[:254]}},
+	} {
+		var buf bytes.Buffer
+		if err := WriteStreamResult(&buf, c.r); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(buf.Bytes(), c.wire) {
+			t.Errorf("%+v wrote %q, want %q", c.r, buf.Bytes(), c.wire)
+		}
+		buf.WriteString("app bytes")
+		got, err := ReadStreamResult(&buf)
+		if err != nil || got != c.read {
+			t.Errorf("%+v read back as %+v, %v; want %+v", c.r, got, err, c.read)
+		}
+		if rest := buf.String(); rest != "app bytes" {
+			t.Errorf("ReadStreamResult left %q", rest)
+		}
+	}
+
+	// A code this reader does not know is read as a failure with its reason.
+	got, err := ReadStreamResult(bytes.NewReader([]byte{9, 3, 'n', 'e', 'w'}))
+	if err != nil || got != (StreamResult{Code: 9, Reason: "new"}) {
+		t.Errorf("an unknown code read as %+v, %v", got, err)
+	}
+	if err := WriteStreamResult(io.Discard, StreamResult{Code: StreamConnected, Reason: "why"}); err == nil {
+		t.Error("a connected result with a reason was written")
+	}
+}
+
+func TestStreamResultRefusals(t *testing.T) {
+	for name, c := range map[string]struct {
+		data []byte
+		want string
+	}{
+		"empty":          {nil, "reading a stream's dial result: EOF"},
+		"no length":      {[]byte{1}, "reading a stream's dial result: EOF"},
+		"cut in reason":  {[]byte{1, 5, 'a', 'b'}, "unexpected EOF"},
+		"invalid UTF-8":  {[]byte{1, 2, 0xc3, 0x28}, "not UTF-8"},
+		"lone surrogate": {[]byte{1, 3, 0xed, 0xa0, 0x80}, "not UTF-8"},
+	} {
+		_, err := ReadStreamResult(bytes.NewReader(c.data))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one containing %q", name, err, c.want)
+		}
+	}
+}
+
+// FuzzReadStreamResult: ReadStreamResult reads exactly the result's bytes, and what it
+// accepts writes back to the same bytes.
+func FuzzReadStreamResult(f *testing.F) {
+	f.Add([]byte{0})
+	f.Add([]byte{0, 'a', 'p', 'p'})
+	f.Add(append([]byte{1, 18}, "connection refused"...))
+	f.Add([]byte{2, 0, 'x'})
+	f.Add([]byte{1, 2, 0xc3, 0x28})
+	f.Add([]byte{255, 255})
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r := bytes.NewReader(data)
+		res, err := ReadStreamResult(r)
+		if err != nil {
+			return
+		}
+		consumed := data[:len(data)-r.Len()]
+		var buf bytes.Buffer
+		if err := WriteStreamResult(&buf, res); err != nil {
+			t.Fatalf("WriteStreamResult(%+v) of a result read: %v", res, err)
+		}
+		if !bytes.Equal(buf.Bytes(), consumed) {
+			t.Fatalf("%+v read from %q writes back as %q", res, consumed, buf.Bytes())
+		}
+	})
 }

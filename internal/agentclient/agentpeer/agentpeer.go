@@ -266,7 +266,8 @@ func (pc *Conn) Welcome(t testing.TB, sessionID string, tunnels int) agentproto.
 	return hello
 }
 
-// OpenStream opens a visitor stream to the agent with h first, as the server does.
+// OpenStream opens a visitor stream to the agent with h first, as the server does; the
+// agent's StreamResult comes first on it (agentproto.ReadStreamResult).
 func (pc *Conn) OpenStream(t testing.TB, h agentproto.StreamHeader) net.Conn {
 	t.Helper()
 	st, err := pc.sess.OpenStream()
