@@ -67,16 +67,7 @@ func TestFailoverBackend(t *testing.T) {
 	standby := e.create("/backends/tunnel_group", map[string]any{"labels": map[string]string{"app": "standby"}})
 	f := e.create("/backends/failover", map[string]any{"backends": []string{empty, broken, standby}})
 	e.httpsEdge("failover.example.test", f, nil)
-	req, _ := http.NewRequest("POST", "https://failover.example.test/up", strings.NewReader("payload"))
-	resp, err := e.client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 || !strings.HasPrefix(string(body), "standby POST /up") || !strings.HasSuffix(string(body), "body=payload") {
-		t.Fatalf("failover: %d %q", resp.StatusCode, body)
-	}
+	e.expectStandby("failover")
 }
 
 // sessionEnding is the server's agent plane plus one tunnel listed online whose streams
@@ -118,16 +109,7 @@ func TestFailoverPastAnAppDown(t *testing.T) {
 	standby := e.create("/backends/tunnel_group", map[string]any{"labels": map[string]string{"app": "standby"}})
 	f := e.create("/backends/failover", map[string]any{"backends": []string{down, standby}})
 	e.httpsEdge("failover.example.test", f, nil)
-	req, _ := http.NewRequest("POST", "https://failover.example.test/up", strings.NewReader("payload"))
-	resp, err := e.client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 || !strings.HasPrefix(string(body), "standby POST /up") || !strings.HasSuffix(string(body), "body=payload") {
-		t.Fatalf("failover past an app down: %d %q", resp.StatusCode, body)
-	}
+	e.expectStandby("failover past an app down")
 
 	e.httpsEdge("down.example.test", down, nil)
 	e.expectPage(e.client(), "https://down.example.test/", http.StatusBadGateway, "ERR_8006")
@@ -164,5 +146,21 @@ func TestStaticBackend(t *testing.T) {
 	allowing.httpsEdge("statictls.example.test", b, nil)
 	if status, body, _ := allowing.get(allowing.client(), "https://statictls.example.test/"); status != 200 || body != "static tls" {
 		t.Fatalf("static backend over TLS: %d %q", status, body)
+	}
+}
+
+// expectStandby sends POST /up with a body through failover.example.test and checks that the
+// app named standby answered it, the body intact.
+func (e *env) expectStandby(what string) {
+	e.t.Helper()
+	req, _ := http.NewRequest("POST", "https://failover.example.test/up", strings.NewReader("payload"))
+	resp, err := e.client().Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || !strings.HasPrefix(string(body), "standby POST /up") || !strings.HasSuffix(string(body), "body=payload") {
+		e.t.Fatalf("%s: %d %q", what, resp.StatusCode, body)
 	}
 }
