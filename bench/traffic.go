@@ -270,7 +270,7 @@ func startApp() (*trafficApp, error) {
 		}
 	})
 	a := &trafficApp{addr: l.Addr().String()}
-	a.srv = &http.Server{Handler: mux, ConnState: func(_ net.Conn, state http.ConnState) {
+	a.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ConnState: func(_ net.Conn, state http.ConnState) {
 		switch state {
 		case http.StateNew:
 			a.open.Add(1)
@@ -512,6 +512,8 @@ func startProxy(app *trafficApp, certPEM, keyPEM []byte) (*trafficPath, error) {
 		Handler:   proxy,
 		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}},
 		ErrorLog:  log.New(io.Discard, "", 0),
+		// As the edge's: a slowloris client cannot hold the floor's connections open.
+		ReadHeaderTimeout: 10 * time.Second,
 	}
 	go func() { _ = srv.ServeTLS(l, "", "") }()
 	return &trafficPath{
