@@ -3,6 +3,7 @@ package apiserver
 import (
 	"context"
 	"encoding/json"
+	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 	"net/http"
 	"slices"
 	"strings"
@@ -117,12 +118,12 @@ func checkAgentRestriction(ctx context.Context, tx store.Tx, r *http.Request, ac
 	if err != nil {
 		return err
 	}
-	rules, err := policyRules(ctx, tx, refIDs(x.IPPolicies))
+	ipRules, err := policyRules(ctx, tx, api.RefIDs(x.IPPolicies))
 	if err != nil {
 		return err
 	}
 	c := callOf(r)
-	if ipAllowed(rules, c.clientIP()) {
+	if rules.IPAllowed(ipRules, c.clientIP()) {
 		return nil
 	}
 	if x.Enforced {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 	"net"
 	"net/http"
 	"net/netip"
@@ -35,33 +36,10 @@ const restrictionTypeAPI = "api"
 // authentication's one query (store.Tx.GetWith).
 var apiRestrictionAccountKey = kinds.IPRestrictionAccountKey(restrictionTypeAPI)
 
-// ipRule is an IP policy rule as the check needs it.
-type ipRule struct {
-	id     string
-	policy string
-	prefix netip.Prefix
-	deny   bool
-}
-
-// ipAllowed reports whether rules let ip through: an allow rule contains it and no deny rule
-// does. An invalid ip (an address that could not be read) is contained by no rule.
-func ipAllowed(rules []ipRule, ip netip.Addr) bool {
-	allowed := false
-	for _, r := range rules {
-		if r.prefix.Contains(ip) {
-			if r.deny {
-				return false
-			}
-			allowed = true
-		}
-	}
-	return allowed
-}
-
 // policyRules loads the rules of the given IP policies: the rules reference their policy, so
 // one indexed Referrers query per policy finds them.
-func policyRules(ctx context.Context, tx store.Tx, policyIDs []string) ([]ipRule, error) {
-	var out []ipRule
+func policyRules(ctx context.Context, tx store.Tx, policyIDs []string) ([]rules.IPRule, error) {
+	var out []rules.IPRule
 	for _, policyID := range policyIDs {
 		referrers, err := tx.Referrers(ctx, policyID)
 		if err != nil {
@@ -75,7 +53,7 @@ func policyRules(ctx context.Context, tx store.Tx, policyIDs []string) ([]ipRule
 			if err := json.Unmarshal(o.Doc, &rule); err != nil {
 				return nil, err
 			}
-			r, err := toIPRule(&rule)
+			r, err := rules.StoredIPRule(&rule)
 			if err != nil {
 				return nil, err
 			}
@@ -83,22 +61,6 @@ func policyRules(ctx context.Context, tx store.Tx, policyIDs []string) ([]ipRule
 		}
 	}
 	return out, nil
-}
-
-func toIPRule(rule *api.IPPolicyRule) (ipRule, error) {
-	prefix, err := netip.ParsePrefix(rule.CIDR)
-	if err != nil {
-		return ipRule{}, fmt.Errorf("stored rule %s: %w", rule.ID, err)
-	}
-	return ipRule{id: rule.ID, policy: rule.IPPolicy.ID, prefix: prefix, deny: rule.Action == "deny"}, nil
-}
-
-func refIDs(refs []api.Ref) []string {
-	out := make([]string, len(refs))
-	for i, r := range refs {
-		out[i] = r.ID
-	}
-	return out
 }
 
 // apiRestriction returns the account's api restriction, or nil when it has none.
@@ -140,11 +102,11 @@ func (c *call) checkAPIRestriction(tx store.Tx, stored *store.Object) (restricti
 	if err != nil {
 		return restrictionVerdict{}, err
 	}
-	rules, err := policyRules(c.r.Context(), tx, refIDs(x.IPPolicies))
+	ipRules, err := policyRules(c.r.Context(), tx, api.RefIDs(x.IPPolicies))
 	if err != nil {
 		return restrictionVerdict{}, err
 	}
-	v := restrictionVerdict{restrictionID: x.ID, allowed: ipAllowed(rules, c.clientIP()), enforced: x.Enforced}
+	v := restrictionVerdict{restrictionID: x.ID, allowed: rules.IPAllowed(ipRules, c.clientIP()), enforced: x.Enforced}
 	if !v.allowed && v.enforced {
 		return v, apierr.Forbidden("ERR_220", "The IP address %s is not allowed by the account's API IP restriction %s.", c.clientIPText(), x.ID)
 	}
@@ -165,15 +127,15 @@ func (c *call) logDryRun(v restrictionVerdict) {
 // guardLockOut refuses a change after which the account's enforced api restriction, with
 // policies policyIDs and rules edited by edit, would block the caller of this very request:
 // the change would lock its author out. Staging it with enforced=false is the explicit way.
-func (c *call) guardLockOut(tx store.Tx, restrictionID string, policyIDs []string, edit func([]ipRule) []ipRule) error {
-	rules, err := policyRules(c.r.Context(), tx, policyIDs)
+func (c *call) guardLockOut(tx store.Tx, restrictionID string, policyIDs []string, edit func([]rules.IPRule) []rules.IPRule) error {
+	ipRules, err := policyRules(c.r.Context(), tx, policyIDs)
 	if err != nil {
 		return err
 	}
 	if edit != nil {
-		rules = edit(rules)
+		ipRules = edit(ipRules)
 	}
-	if ipAllowed(rules, c.clientIP()) {
+	if rules.IPAllowed(ipRules, c.clientIP()) {
 		return nil
 	}
 	return apierr.WithDetail(apierr.BadRequest("ERR_220",
@@ -184,12 +146,12 @@ func (c *call) guardLockOut(tx store.Tx, restrictionID string, policyIDs []strin
 
 // guardRuleChange applies guardLockOut to a write of one rule of policyID: edit is the rule
 // list after the write. Only a policy used by the account's enforced api restriction matters.
-func (c *call) guardRuleChange(tx store.Tx, policyID string, edit func([]ipRule) []ipRule) error {
+func (c *call) guardRuleChange(tx store.Tx, policyID string, edit func([]rules.IPRule) []rules.IPRule) error {
 	x, err := apiRestriction(c.r.Context(), tx, c.who.accountID)
 	if err != nil || x == nil || !x.Enforced {
 		return err
 	}
-	policies := refIDs(x.IPPolicies)
+	policies := api.RefIDs(x.IPPolicies)
 	if !slices.Contains(policies, policyID) {
 		return nil
 	}
@@ -197,17 +159,17 @@ func (c *call) guardRuleChange(tx store.Tx, policyID string, edit func([]ipRule)
 }
 
 // withRule returns rules with r in place of the rule of the same ID, or added.
-func withRule(r ipRule) func([]ipRule) []ipRule {
-	return func(rules []ipRule) []ipRule {
-		rules = slices.DeleteFunc(rules, func(o ipRule) bool { return o.id == r.id })
-		return append(rules, r)
+func withRule(r rules.IPRule) func([]rules.IPRule) []rules.IPRule {
+	return func(list []rules.IPRule) []rules.IPRule {
+		list = slices.DeleteFunc(list, func(o rules.IPRule) bool { return o.ID == r.ID })
+		return append(list, r)
 	}
 }
 
 // withoutRule returns rules without the rule id.
-func withoutRule(id string) func([]ipRule) []ipRule {
-	return func(rules []ipRule) []ipRule {
-		return slices.DeleteFunc(rules, func(o ipRule) bool { return o.id == id })
+func withoutRule(id string) func([]rules.IPRule) []rules.IPRule {
+	return func(list []rules.IPRule) []rules.IPRule {
+		return slices.DeleteFunc(list, func(o rules.IPRule) bool { return o.ID == id })
 	}
 }
 

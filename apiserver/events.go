@@ -127,7 +127,7 @@ var eventSubscriptions = &family[api.EventSubscription, *api.EventSubscription, 
 	update: func(c *call, tx store.Tx, in *api.EventSubscriptionUpdate, s *api.EventSubscription) error {
 		return setSubscription(c, tx, s, in.Description, in.Metadata, in.Sources, in.DestinationIDs, false)
 	},
-	refs: func(s *api.EventSubscription) []string { return refIDs(s.Destinations) },
+	refs: func(s *api.EventSubscription) []string { return api.RefIDs(s.Destinations) },
 	render: func(c *call, s *api.EventSubscription) {
 		for i := range s.Destinations {
 			s.Destinations[i] = c.ref(s.Destinations[i].ID)

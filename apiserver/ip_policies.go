@@ -118,7 +118,7 @@ func requireIPPolicy(c *call, tx store.Tx, id string) error {
 
 // guardRule applies the lock-out rule to a created or changed rule.
 func guardRule(c *call, tx store.Tx, rule *api.IPPolicyRule) error {
-	r, err := toIPRule(rule)
+	r, err := rules.StoredIPRule(rule)
 	if err != nil {
 		return err
 	}

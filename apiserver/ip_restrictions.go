@@ -100,5 +100,5 @@ func guardRestriction(c *call, tx store.Tx, x *api.IPRestriction) error {
 	if x.Type != restrictionTypeAPI || !x.Enforced {
 		return nil
 	}
-	return c.guardLockOut(tx, x.ID, refIDs(x.IPPolicies), nil)
+	return c.guardLockOut(tx, x.ID, api.RefIDs(x.IPPolicies), nil)
 }

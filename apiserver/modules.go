@@ -221,7 +221,7 @@ func ipRestrictionModule[P any](field func(P) **api.IPRestrictionModule) module[
 			refs, err := requireAll(w, in.IPPolicyIDs, rules.IPPolicyIDs, ids.IPPolicy, "ERR_7007", "IP policy", "ip_policy_ids")
 			return &api.IPRestrictionModule{Enabled: enabled(in.Enabled), IPPolicies: refs}, err
 		},
-		refs:   func(m *api.IPRestrictionModule) []string { return refIDs(m.IPPolicies) },
+		refs:   func(m *api.IPRestrictionModule) []string { return api.RefIDs(m.IPPolicies) },
 		render: func(c *call, m *api.IPRestrictionModule) { renderRefs(c, m.IPPolicies) },
 	}.erase()
 }
@@ -235,7 +235,7 @@ func mutualTLSModule[P any](field func(P) **api.MutualTLSModule) module[P] {
 			refs, err := requireAll(w, in.CertificateAuthorityIDs, rules.CertificateAuthorityIDs, ids.CertificateAuthority, "ERR_7072", "certificate authority", "certificate_authority_ids")
 			return &api.MutualTLSModule{Enabled: enabled(in.Enabled), CertificateAuthorities: refs}, err
 		},
-		refs:   func(m *api.MutualTLSModule) []string { return refIDs(m.CertificateAuthorities) },
+		refs:   func(m *api.MutualTLSModule) []string { return api.RefIDs(m.CertificateAuthorities) },
 		render: func(c *call, m *api.MutualTLSModule) { renderRefs(c, m.CertificateAuthorities) },
 	}.erase()
 }

@@ -3,43 +3,24 @@ package edge
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 	"net/http"
 	"net/netip"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 )
 
-// ipRule is one rule of an IP policy.
-type ipRule struct {
-	prefix netip.Prefix
-	deny   bool
-}
-
 // ipSet is the rules of an ip_restriction module's policies, or of an account restriction's.
-type ipSet struct{ rules []ipRule }
+type ipSet struct{ rules []rules.IPRule }
 
-// allowed: as for the API's restriction (apiserver/api_ip_restriction.go), an allow rule
-// contains ip and no deny rule does; deny wins whatever the order, and no allow blocks.
-func (s *ipSet) allowed(ip netip.Addr) bool {
-	ip = ip.Unmap()
-	allowed := false
-	for _, r := range s.rules {
-		if r.prefix.Contains(ip) {
-			if r.deny {
-				return false
-			}
-			allowed = true
-		}
-	}
-	return allowed
-}
+func (s *ipSet) allowed(ip netip.Addr) bool { return rules.IPAllowed(s.rules, ip) }
 
 // ipRestriction compiles an ip_restriction module; nil when off.
 func (c *compiler) ipRestriction(account string, m *api.IPRestrictionModule) (*ipSet, error) {
 	if m == nil || !m.Enabled {
 		return nil, nil
 	}
-	return c.ipSet(account, refIDs(m.IPPolicies))
+	return c.ipSet(account, api.RefIDs(m.IPPolicies))
 }
 
 // headerEdit is a request_headers or response_headers module: headers removed, then set.
@@ -89,7 +70,7 @@ func (c *compiler) tlsModules(account string, term *api.TLSTerminationModule, mt
 		return m, err
 	}
 	if mtls != nil && mtls.Enabled {
-		if m.clientCAs, err = c.caPool(account, refIDs(mtls.CertificateAuthorities)); err != nil {
+		if m.clientCAs, err = c.caPool(account, api.RefIDs(mtls.CertificateAuthorities)); err != nil {
 			return m, err
 		}
 	}

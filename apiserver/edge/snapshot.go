@@ -9,8 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
+	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 	"net"
-	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -153,7 +153,7 @@ func compile(rev int64, objs *objects, log *zap.Logger) *Snapshot {
 		if err := json.Unmarshal(o.Doc, &x); err != nil || x.Type != "endpoints" {
 			continue
 		}
-		ips, err := c.ipSet(o.AccountID, refIDs(x.IPPolicies))
+		ips, err := c.ipSet(o.AccountID, api.RefIDs(x.IPPolicies))
 		if err != nil {
 			// A restriction that cannot be read blocks all rather than none.
 			c.logErr(kinds.IPRestriction, o.ID, err)
@@ -234,11 +234,11 @@ func (c *compiler) ipSet(account string, policyIDs []string) (*ipSet, error) {
 		if !slices.Contains(policyIDs, rule.IPPolicy.ID) {
 			continue
 		}
-		prefix, err := netip.ParsePrefix(rule.CIDR)
+		r, err := rules.StoredIPRule(&rule)
 		if err != nil {
-			return nil, fmt.Errorf("ip_policy_rule %s: %w", o.ID, err)
+			return nil, err
 		}
-		set.rules = append(set.rules, ipRule{prefix: prefix.Masked(), deny: rule.Action == "deny"})
+		set.rules = append(set.rules, r)
 	}
 	return set, nil
 }
@@ -271,14 +271,6 @@ func hostsOf(hostports []string) []string {
 			host = hp
 		}
 		out = append(out, strings.ToLower(host))
-	}
-	return out
-}
-
-func refIDs(refs []api.Ref) []string {
-	out := make([]string, len(refs))
-	for i, r := range refs {
-		out[i] = r.ID
 	}
 	return out
 }

@@ -40,6 +40,15 @@ type Ref struct {
 	URI string `json:"uri"`
 }
 
+// RefIDs are the IDs of refs, in order.
+func RefIDs(refs []Ref) []string {
+	out := make([]string, len(refs))
+	for i, r := range refs {
+		out[i] = r.ID
+	}
+	return out
+}
+
 // Meta holds the members every object has. Wire types embed it so generic code can reach them.
 type Meta struct {
 	ID        string `json:"id"`

@@ -1,9 +1,12 @@
 package rules
 
 import (
+	"fmt"
 	"net/netip"
 	"slices"
 	"strings"
+
+	"github.com/warrenhq/terraform-provider-warren/internal/api"
 )
 
 // IP policy rule values (details.md §10.2).
@@ -57,4 +60,37 @@ func IPRestrictionType(kind string) error {
 		return violation("ERR_215", "type", "The type must be one of %s, not %s.", strings.Join(IPRestrictionTypes, ", "), Quote(kind))
 	}
 	return nil
+}
+
+// IPRule is an IP policy rule as a restriction check needs it.
+type IPRule struct {
+	ID, Policy string
+	Prefix     netip.Prefix
+	Deny       bool
+}
+
+// StoredIPRule reads a stored rule (its CIDR was checked when it was written).
+func StoredIPRule(rule *api.IPPolicyRule) (IPRule, error) {
+	prefix, err := netip.ParsePrefix(rule.CIDR)
+	if err != nil {
+		return IPRule{}, fmt.Errorf("stored rule %s: %w", rule.ID, err)
+	}
+	return IPRule{ID: rule.ID, Policy: rule.IPPolicy.ID, Prefix: prefix.Masked(), Deny: rule.Action == "deny"}, nil
+}
+
+// IPAllowed reports whether rules let ip through, for every kind of IP restriction (the
+// API's, the agents', the edge's): an allow rule contains it and no deny rule does; deny
+// wins whatever the order, and no allow blocks. An invalid ip is contained by no rule.
+func IPAllowed(rules []IPRule, ip netip.Addr) bool {
+	ip = ip.Unmap()
+	allowed := false
+	for _, r := range rules {
+		if r.Prefix.Contains(ip) {
+			if r.Deny {
+				return false
+			}
+			allowed = true
+		}
+	}
+	return allowed
 }

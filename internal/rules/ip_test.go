@@ -1,6 +1,9 @@
 package rules
 
-import "testing"
+import (
+	"net/netip"
+	"testing"
+)
 
 func TestCIDR(t *testing.T) {
 	for _, tt := range []struct{ in, want, code string }{
@@ -37,5 +40,27 @@ func TestIPRuleActionAndRestrictionType(t *testing.T) {
 		if got := code(IPRestrictionType(in)); got != want {
 			t.Errorf("IPRestrictionType(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestIPAllowed(t *testing.T) {
+	rule := func(cidr string, deny bool) IPRule { return IPRule{Prefix: netip.MustParsePrefix(cidr), Deny: deny} }
+	office := []IPRule{rule("198.51.100.0/24", false), rule("198.51.100.7/32", true), rule("2001:db8::/32", false)}
+	for _, c := range []struct {
+		ip   string
+		want bool
+	}{
+		{"198.51.100.1", true},
+		{"::ffff:198.51.100.1", true}, // an IPv4-mapped address matches the IPv4 rule
+		{"198.51.100.7", false},       // deny wins whatever the order
+		{"203.0.113.1", false},        // no allow rule contains it
+		{"2001:db8::1", true},
+	} {
+		if got := IPAllowed(office, netip.MustParseAddr(c.ip)); got != c.want {
+			t.Errorf("IPAllowed(%s) = %v, want %v", c.ip, got, c.want)
+		}
+	}
+	if IPAllowed(office, netip.Addr{}) || IPAllowed(nil, netip.MustParseAddr("198.51.100.1")) {
+		t.Error("an invalid address or no rule at all let an address through")
 	}
 }
