@@ -32,6 +32,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/edge/session"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
 	"github.com/warrenhq/terraform-provider-warren/internal/netguard"
@@ -119,10 +120,11 @@ func (o *Options) setDefaults() {
 
 // Edge serves traffic. New builds it; Run keeps its snapshot current; Serve* serve listeners.
 type Edge struct {
-	opts    Options
-	routing store.Routing
-	log     *zap.Logger
-	metrics *metrics
+	opts     Options
+	sessions *session.Codec // the authentication modules' cookies
+	routing  store.Routing
+	log      *zap.Logger
+	metrics  *metrics
 
 	snap atomic.Pointer[Snapshot]
 	// changes counts the local routing commits and the moves of the revision seen by the
@@ -163,6 +165,10 @@ func New(ctx context.Context, opts Options) (*Edge, error) {
 		return nil, errors.New("edge: no Tunnels")
 	}
 	e := &Edge{opts: opts, routing: routing, log: opts.Log, poke: make(chan struct{}, 1), tcp: map[int]net.Listener{}}
+	var err error
+	if e.sessions, err = session.CodecFor(opts.Store); err != nil {
+		return nil, err
+	}
 	e.closeCtx, e.cancel = context.WithCancel(context.Background())
 	e.metrics = newMetrics(opts.Registerer, opts.MaxMetricSeries)
 	e.dialer = &net.Dialer{Timeout: opts.DialTimeout, Control: netguard.Guard{Allow: opts.AllowPrivate}.Control}

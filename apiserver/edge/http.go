@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/edge/session"
 	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
 	"github.com/warrenhq/terraform-provider-warren/internal/netguard"
 )
@@ -38,6 +39,7 @@ func (e *Edge) serveHTTP(w http.ResponseWriter, r *http.Request, scheme string) 
 		v.bytesIn = body.n
 		e.finish(r, rec, v)
 	}()
+	session.StripHeaders(r.Header) // only the authentication modules set them
 	host := hostname(r.Host)
 	s := e.Snapshot(r.Context())
 	port := "80"
@@ -59,7 +61,7 @@ func (e *Edge) serveHTTP(w http.ResponseWriter, r *http.Request, scheme string) 
 			e.page(rec, v, http.StatusForbidden, errIPRestricted, "The address %s is not allowed.", v.client.Addr())
 			return
 		}
-		e.proxy(rec, r, v, []upstream{{tunnel: &t}}, nil, nil)
+		e.proxy(rec, r, v, []upstream{{tunnel: &t}}, nil)
 		return
 	}
 	e.page(rec, v, http.StatusNotFound, errUnknownHost, "Nothing is served at %s.", host)
@@ -79,22 +81,21 @@ type visit struct {
 type proxyRequest struct {
 	visit     *visit
 	upstreams []upstream
-	reqEdit   *headerEdit
-	respEdit  *headerEdit
+	pipeline  *pipeline // the route's, for its response phase; nil for an agent endpoint
 	// tunnels are the tunnels of upstreams by ID, for the stream header when one is dialed.
 	tunnels map[string]*Tunnel
 }
 
 type proxyKey struct{}
 
-// proxy sends r to the first of ups that takes it, with the request_headers and
-// response_headers modules reqEdit and respEdit.
-func (e *Edge) proxy(w http.ResponseWriter, r *http.Request, v *visit, ups []upstream, reqEdit, respEdit *headerEdit) {
+// proxy sends r to the first of ups that takes it; the answer goes through p's response
+// phase.
+func (e *Edge) proxy(w http.ResponseWriter, r *http.Request, v *visit, ups []upstream, p *pipeline) {
 	if len(ups) == 0 {
 		e.page(w, v, http.StatusServiceUnavailable, errNoTunnel, "No tunnel is online for this address.")
 		return
 	}
-	pr := &proxyRequest{visit: v, upstreams: ups, reqEdit: reqEdit, respEdit: respEdit, tunnels: map[string]*Tunnel{}}
+	pr := &proxyRequest{visit: v, upstreams: ups, pipeline: p, tunnels: map[string]*Tunnel{}}
 	for _, u := range ups {
 		if u.tunnel != nil {
 			pr.tunnels[u.tunnel.ID] = u.tunnel
@@ -115,12 +116,14 @@ func (e *Edge) reverseProxy() *httputil.ReverseProxy {
 			h.Set("X-Forwarded-For", p.visit.client.Addr().String())
 			h.Set("X-Forwarded-Proto", p.visit.scheme)
 			h.Set("X-Forwarded-Host", pr.In.Host)
-			p.reqEdit.apply(h)
 		},
 		Transport: upstreamTransport{e},
 		ModifyResponse: func(resp *http.Response) error {
-			resp.Request.Context().Value(proxyKey{}).(*proxyRequest).respEdit.apply(resp.Header)
-			return nil
+			p := resp.Request.Context().Value(proxyKey{}).(*proxyRequest)
+			if p.pipeline == nil {
+				return nil
+			}
+			return p.pipeline.modify(resp, &exchange{e: e, v: p.visit})
 		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			v := r.Context().Value(proxyKey{}).(*proxyRequest).visit

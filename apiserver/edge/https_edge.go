@@ -19,16 +19,15 @@ type httpsEdge struct {
 	routes []*route // in match order (byRouteOrder)
 }
 
-// route is an HTTPS edge route compiled.
+// route is an HTTPS edge route compiled: its match, its modules' pipeline (pipeline.go)
+// and its backend.
 type route struct {
 	compiled
 	exact    bool
 	match    string
-	notYet   string // an enabled module of the next issue: traffic refused
-	ips      *ipSet
+	notYet   string // an enabled module this server does not enforce: traffic refused
+	pipeline pipeline
 	backend  backend // nil: no backend module, or disabled
-	reqEdit  *headerEdit
-	respEdit *headerEdit
 }
 
 func (c *compiler) httpsEdge(o *store.Object, routes []*store.Object) *httpsEdge {
@@ -55,8 +54,7 @@ func (c *compiler) route(o *store.Object) *route {
 	if err == nil {
 		r.exact, r.match = doc.MatchType == "exact_path", doc.Match
 		r.notYet = routeNotYet(&doc)
-		r.reqEdit, r.respEdit = compileHeaders(doc.RequestHeaders), compileHeaders(doc.ResponseHeaders)
-		if r.ips, err = c.ipRestriction(o.AccountID, doc.IPRestriction); err == nil {
+		if err = c.routePipeline(&r.pipeline, o.AccountID, &doc); err == nil {
 			r.backend, err = c.backendModule(o.AccountID, doc.Backend)
 		}
 	}
@@ -103,11 +101,33 @@ func (e *Edge) serveHTTPSEdge(w http.ResponseWriter, r *http.Request, s *Snapsho
 		e.page(w, v, http.StatusInternalServerError, errConfig, "The route %s cannot serve: its configuration does not compile.", rt.id)
 	case rt.notYet != "":
 		e.page(w, v, http.StatusNotImplemented, errModuleNotYet, "The route enables the %s module, which this server does not enforce yet: its traffic is refused.", rt.notYet)
-	case rt.ips != nil && !rt.ips.allowed(v.client.Addr()):
-		e.page(w, v, http.StatusForbidden, errIPRestricted, "The address %s is not allowed by the route's IP restriction.", v.client.Addr())
-	case rt.backend == nil:
-		e.page(w, v, http.StatusServiceUnavailable, errNoBackend, "The route has no backend.")
 	default:
-		e.proxy(w, r, v, rt.backend.plan(e.planner()), rt.reqEdit, rt.respEdit)
+		rt.pipeline.run(w, r, &exchange{e: e, v: v}, rt.serveBackend)
 	}
+}
+
+// serveBackend is the end of a route's request phase: its backend.
+func (rt *route) serveBackend(w http.ResponseWriter, r *http.Request, x *exchange) {
+	if rt.backend == nil {
+		x.refuse(w, http.StatusServiceUnavailable, errNoBackend, "The route has no backend.")
+		return
+	}
+	x.e.proxy(w, r, x.v, rt.backend.plan(x.e.planner()), &rt.pipeline)
+}
+
+// routePipeline compiles the modules of a route into its pipeline, in the order
+// pipeline.go gives.
+func (c *compiler) routePipeline(p *pipeline, account string, doc *api.HTTPSEdgeRoute) error {
+	ips, err := c.ipRestriction(account, doc.IPRestriction)
+	if err != nil {
+		return err
+	}
+	p.add(ips)
+	if h := compileHeaders(doc.RequestHeaders); h != nil {
+		p.add(requestHeaders{h})
+	}
+	if h := compileHeaders(doc.ResponseHeaders); h != nil {
+		p.addResponse(responseHeaders{h})
+	}
+	return nil
 }

@@ -15,6 +15,18 @@ type ipSet struct{ rules []rules.IPRule }
 
 func (s *ipSet) allowed(ip netip.Addr) bool { return rules.IPAllowed(s.rules, ip) }
 
+// allow is the ip_restriction step of a TCP or TLS edge.
+func (s *ipSet) allow(v streamVisit) bool { return s.allowed(v.client.Addr()) }
+
+// serve is the ip_restriction step of a route.
+func (s *ipSet) serve(w http.ResponseWriter, r *http.Request, x *exchange, next handler) {
+	if ip := x.v.client.Addr(); !s.allowed(ip) {
+		x.refuse(w, http.StatusForbidden, errIPRestricted, "The address %s is not allowed by the route's IP restriction.", ip)
+		return
+	}
+	next(w, r, x)
+}
+
 // ipRestriction compiles an ip_restriction module; nil when off.
 func (c *compiler) ipRestriction(account string, m *api.IPRestrictionModule) (*ipSet, error) {
 	if m == nil || !m.Enabled {
@@ -27,6 +39,23 @@ func (c *compiler) ipRestriction(account string, m *api.IPRestrictionModule) (*i
 type headerEdit struct {
 	remove []string
 	add    http.Header
+}
+
+// requestHeaders is the request_headers step: it edits the request the upstream receives.
+// The edge's own X-Forwarded-* headers are set after it (http.go) and cannot be edited.
+type requestHeaders struct{ *headerEdit }
+
+func (h requestHeaders) serve(w http.ResponseWriter, r *http.Request, x *exchange, next handler) {
+	h.apply(r.Header)
+	next(w, r, x)
+}
+
+// responseHeaders is the response_headers step.
+type responseHeaders struct{ *headerEdit }
+
+func (h responseHeaders) modify(resp *http.Response, _ *exchange) error {
+	h.apply(resp.Header)
+	return nil
 }
 
 func compileHeaders(m *api.HeadersModule) *headerEdit {

@@ -71,27 +71,41 @@ func (e *Edge) serveTLSEdge(s *Snapshot, conn net.Conn, edge *tlsEdge, host stri
 // refused stream is counted and closed by the caller (a raw stream has no page to show).
 func (e *Edge) streamAllowed(s *Snapshot, se *streamEdge, v streamVisit) bool {
 	ip := v.client.Addr()
-	ok := se.err == nil && se.notYet == "" && se.backend != nil && (se.ips == nil || se.ips.allowed(ip)) && e.endpointsAllowed(s, se.accountID, ip)
+	ok := se.err == nil && se.notYet == "" && se.backend != nil && e.endpointsAllowed(s, se.accountID, ip)
+	for _, step := range se.conn {
+		ok = ok && step.allow(v)
+	}
 	if !ok {
 		e.finishStream(se.id, "refused", 0, 0)
 	}
 	return ok
 }
 
-// streamEdge is what TCP and TLS edges share: an IP restriction, a traffic policy (not
-// enforced yet: it refuses the connections) and a backend.
+// streamEdge is what TCP and TLS edges share: the connection phase (an IP restriction, a
+// traffic policy) and a backend.
 type streamEdge struct {
 	compiled
-	ips     *ipSet
+	conn    []connStep
 	notYet  string
 	backend backend
 }
 
-// streamModules compiles the modules of a TCP or TLS edge into se.
+// connStep is a module compiled into a TCP or TLS edge's connection phase: it lets a
+// connection through or refuses it (then closed: a raw stream has no page to show).
+type connStep interface {
+	allow(v streamVisit) bool
+}
+
+// streamModules compiles the modules of a TCP or TLS edge into se, its connection phase in
+// the order pipeline.go gives.
 func (c *compiler) streamModules(se *streamEdge, tp *api.TrafficPolicyModule, ipr *api.IPRestrictionModule, b *api.BackendModule) (err error) {
 	se.notYet = trafficPolicyNotYet(tp)
-	if se.ips, err = c.ipRestriction(se.accountID, ipr); err != nil {
+	ips, err := c.ipRestriction(se.accountID, ipr)
+	if err != nil {
 		return err
+	}
+	if ips != nil {
+		se.conn = append(se.conn, ips)
 	}
 	se.backend, err = c.backendModule(se.accountID, b)
 	return err

@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hkdf"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -43,6 +44,7 @@ type Keyring struct {
 type key struct {
 	id   [idSize]byte
 	aead cipher.AEAD
+	raw  []byte // for Derive
 }
 
 // NewKeyring returns a keyring that seals with current and also opens values sealed with
@@ -82,9 +84,31 @@ func newKey(raw []byte) (key, error) {
 	// The ID is a hash of the key under a label of its own: it names the key in the
 	// envelope and in messages without saying anything about the key itself.
 	sum := sha256.Sum256(append([]byte("warren secret key id\x00"), raw...))
-	kk := key{aead: aead}
+	kk := key{aead: aead, raw: raw}
 	copy(kk.id[:], sum[:])
 	return kk, nil
+}
+
+// Derive returns the keyring of keys derived (HKDF-SHA256) from k's for one purpose, such as
+// the edge's session cookies: a key is never used for two purposes, and every replica with
+// the same secret keys derives the same ones (previous keys included, so a rotation does not
+// end what the derived keys sealed).
+func (k *Keyring) Derive(purpose string) (*Keyring, error) {
+	current, err := hkdf.Key(sha256.New, k.current.raw, nil, "warren derived key\x00"+purpose, KeySize)
+	if err != nil {
+		return nil, err
+	}
+	var previous [][]byte
+	for _, kk := range k.all {
+		if kk.id != k.current.id {
+			p, err := hkdf.Key(sha256.New, kk.raw, nil, "warren derived key\x00"+purpose, KeySize)
+			if err != nil {
+				return nil, err
+			}
+			previous = append(previous, p)
+		}
+	}
+	return NewKeyring(current, previous...)
 }
 
 // GenerateKey returns a new random key.

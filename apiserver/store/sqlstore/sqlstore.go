@@ -120,6 +120,9 @@ var (
 // DB returns the pools, for checks particular to one database (its settings, its integrity).
 func (s *Store) DB() (write, read *sql.DB) { return s.write, s.read }
 
+// Keys are the keys the store seals with; nil when it has none.
+func (s *Store) Keys() *sealing.Keyring { return s.keys }
+
 // Option configures a Store.
 type Option func(*Store)
 
