@@ -61,7 +61,7 @@ func (e *Edge) serveHTTP(w http.ResponseWriter, r *http.Request, scheme string) 
 			e.page(rec, v, http.StatusForbidden, errIPRestricted, "The address %s is not allowed.", v.client.Addr())
 			return
 		}
-		e.proxy(rec, r, v, []upstream{{tunnel: &t}}, nil)
+		e.proxy(rec, r, &exchange{e: e, v: v}, []upstream{{tunnel: &t}}, nil)
 		return
 	}
 	e.page(rec, v, http.StatusNotFound, errUnknownHost, "Nothing is served at %s.", host)
@@ -80,6 +80,7 @@ type visit struct {
 // proxyRequest is what the proxy's hooks need of one request (a context value).
 type proxyRequest struct {
 	visit     *visit
+	exchange  *exchange // the same the request phase saw, for the response phase
 	upstreams []upstream
 	pipeline  *pipeline // the route's, for its response phase; nil for an agent endpoint
 	// tunnels are the tunnels of upstreams by ID, for the stream header when one is dialed.
@@ -90,12 +91,13 @@ type proxyKey struct{}
 
 // proxy sends r to the first of ups that takes it; the answer goes through p's response
 // phase.
-func (e *Edge) proxy(w http.ResponseWriter, r *http.Request, v *visit, ups []upstream, p *pipeline) {
+func (e *Edge) proxy(w http.ResponseWriter, r *http.Request, x *exchange, ups []upstream, p *pipeline) {
+	v := x.v
 	if len(ups) == 0 {
 		e.page(w, v, http.StatusServiceUnavailable, errNoTunnel, "No tunnel is online for this address.")
 		return
 	}
-	pr := &proxyRequest{visit: v, upstreams: ups, pipeline: p, tunnels: map[string]*Tunnel{}}
+	pr := &proxyRequest{visit: v, exchange: x, upstreams: ups, pipeline: p, tunnels: map[string]*Tunnel{}}
 	for _, u := range ups {
 		if u.tunnel != nil {
 			pr.tunnels[u.tunnel.ID] = u.tunnel
@@ -123,7 +125,7 @@ func (e *Edge) reverseProxy() *httputil.ReverseProxy {
 			if p.pipeline == nil {
 				return nil
 			}
-			return p.pipeline.modify(resp, &exchange{e: e, v: p.visit})
+			return p.pipeline.modify(resp, p.exchange)
 		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			v := r.Context().Value(proxyKey{}).(*proxyRequest).visit

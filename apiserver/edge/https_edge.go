@@ -112,7 +112,7 @@ func (rt *route) serveBackend(w http.ResponseWriter, r *http.Request, x *exchang
 		x.refuse(w, http.StatusServiceUnavailable, errNoBackend, "The route has no backend.")
 		return
 	}
-	x.e.proxy(w, r, x.v, rt.backend.plan(x.e.planner()), &rt.pipeline)
+	x.e.proxy(w, r, x, rt.backend.plan(x.e.planner()), &rt.pipeline)
 }
 
 // routePipeline compiles the modules of a route into its pipeline, in the order
