@@ -65,7 +65,7 @@ func (c *compiler) circuitBreaker(route *api.HTTPSEdgeRoute) *circuitBreaker {
 }
 
 func newCircuitBreaker(m api.CircuitBreakerModule, log *zap.Logger) *circuitBreaker {
-	window, buckets := time.Duration(m.RollingWindow)*time.Second, time.Duration(m.NumBuckets)
+	window, buckets := time.Duration(m.RollingWindow)*time.Second, time.Duration(max(m.NumBuckets, 1))
 	return &circuitBreaker{cb: gobreaker.NewTwoStepCircuitBreaker[struct{}](gobreaker.Settings{
 		Interval: window,
 		// Rounded up, so that the window is num_buckets buckets, not one more.
