@@ -234,7 +234,7 @@ func (e *Edge) rebuild(ctx context.Context) error {
 		e.failedAt.Store(time.Now().UnixNano())
 		return err
 	}
-	e.snap.Store(compile(rev, objs, e.log))
+	e.snap.Store(compile(rev, objs, e.log, e.snap.Load()))
 	e.built.Store(want)
 	e.reconcileTCP()
 	return nil

@@ -21,6 +21,9 @@ const (
 	errMisdirected        = "ERR_8010" // 421: the Host is not the TLS server name
 	errDestinationRefused = "ERR_8011" // 502: a static backend's destination is not public and not allowed
 	errClientCert         = "ERR_8012" // 403: mutual TLS without a verified client certificate
+	errCircuitOpen        = "ERR_8013" // 503: the route's circuit breaker is open
+	errUserAgent          = "ERR_8014" // 403: refused by the route's user_agent_filter
+	errNotWebSocket       = "ERR_8015" // 426: a websocket_tcp_converter route got a request that is not a WebSocket upgrade
 )
 
 // page answers a request with a short text page naming the Warren error code, also in the

@@ -249,6 +249,19 @@ func app(t *testing.T, name string) string {
 	return l.Addr().String()
 }
 
+// handlerApp serves h on loopback behind a real agent's http tunnel and returns a tunnel
+// group backend that reaches it.
+func (e *env) handlerApp(h http.Handler) string {
+	e.t.Helper()
+	l := listen(e.t)
+	srv := &http.Server{Handler: h}
+	go srv.Serve(l)
+	e.t.Cleanup(func() { srv.Close() })
+	labels := map[string]string{"app": fmt.Sprintf("handler%d", l.Addr().(*net.TCPAddr).Port)}
+	e.labelled("http", labels, "http://"+l.Addr().String())
+	return e.create("/backends/tunnel_group", map[string]any{"labels": labels})
+}
+
 // closedAddr is a loopback address nobody listens on: an app that is down.
 func closedAddr(t *testing.T) string {
 	t.Helper()

@@ -118,14 +118,22 @@ func (rt *route) serveBackend(w http.ResponseWriter, r *http.Request, x *exchang
 // routePipeline compiles the modules of a route into its pipeline, in the order
 // pipeline.go gives.
 func (c *compiler) routePipeline(p *pipeline, account string, doc *api.HTTPSEdgeRoute) error {
+	p.add(compressionModule(doc.Compression))
 	ips, err := c.ipRestriction(account, doc.IPRestriction)
 	if err != nil {
 		return err
 	}
 	p.add(ips)
+	uaf, err := userAgentFilterModule(doc.UserAgentFilter)
+	if err != nil {
+		return err
+	}
+	p.add(uaf)
 	if h := compileHeaders(doc.RequestHeaders); h != nil {
 		p.add(requestHeaders{h})
 	}
+	p.add(c.circuitBreaker(doc))
+	p.add(c.websocketConverterModule(account, doc))
 	if h := compileHeaders(doc.ResponseHeaders); h != nil {
 		p.addResponse(responseHeaders{h})
 	}

@@ -113,17 +113,13 @@ func TestForwardedHeadersNotForgeable(t *testing.T) {
 }
 
 // TestModulesNotYetRefused: a route that enables a module of the next issue refuses its
-// traffic with a page naming it; so does a TLS edge with a traffic policy.
+// traffic with a page naming it.
 func TestModulesNotYetRefused(t *testing.T) {
 	e := newEnv(t)
 	b := e.create("/backends/http_response", map[string]any{"status_code": 200, "body": "ok"})
-	e.httpsEdge("cmp.example.test", b, map[string]any{"compression": map[string]any{}})
-	body := e.expectPage(e.client(), "https://cmp.example.test/", http.StatusNotImplemented, "ERR_8004")
-	if !strings.Contains(body, "compression") {
-		t.Fatalf("the page does not name the module: %q", body)
-	}
-	e.httpsEdge("ua.example.test", b, map[string]any{"user_agent_filter": map[string]any{"allow": []string{"curl"}}})
-	if body := e.expectPage(e.client(), "https://ua.example.test/", http.StatusNotImplemented, "ERR_8004"); !strings.Contains(body, "user_agent_filter") {
+	e.httpsEdge("hook.example.test", b, map[string]any{"webhook_verification": map[string]any{"provider": "github", "secret": "s3cr3t"}})
+	body := e.expectPage(e.client(), "https://hook.example.test/", http.StatusNotImplemented, "ERR_8004")
+	if !strings.Contains(body, "webhook_verification") {
 		t.Fatalf("the page does not name the module: %q", body)
 	}
 }

@@ -30,6 +30,9 @@ type Snapshot struct {
 	tcp      map[string]*tcpEdge         // hostport of a reserved address -> the TCP edge on it
 	addrs    map[int]string              // port of every reserved address -> its hostport (the TCP listeners)
 	accounts map[string]*accountRules    // account ID -> its IP restrictions of types endpoints and agent
+
+	// breakers are the routes' circuit breakers, which the next snapshot takes over.
+	breakers map[breakerKey]*circuitBreaker
 }
 
 // site is what serves one hostname on the HTTPS listener: an HTTPS edge or a TLS edge.
@@ -98,11 +101,15 @@ func (o *objects) doc(id, kind, account string, v any) error {
 }
 
 // compile builds the snapshot of revision rev from objs. An object that does not compile
-// is logged and served as an error (compiled.err); the others are not affected.
-func compile(rev int64, objs *objects, log *zap.Logger) *Snapshot {
+// is logged and served as an error (compiled.err); the others are not affected. What lives
+// across snapshots (circuit breakers) is taken over from prev, nil for the first.
+func compile(rev int64, objs *objects, log *zap.Logger, prev *Snapshot) *Snapshot {
 	s := &Snapshot{Revision: rev, certs: map[string]*tls.Certificate{}, sites: map[string]*site{},
 		tcp: map[string]*tcpEdge{}, addrs: map[int]string{}, accounts: map[string]*accountRules{}}
-	c := &compiler{objs: objs, log: log}
+	c := &compiler{objs: objs, log: log, breakers: map[breakerKey]*circuitBreaker{}}
+	if prev != nil {
+		c.prevBreakers = prev.breakers
+	}
 	for _, o := range objs.byKind[kinds.ReservedDomain] {
 		var d api.ReservedDomain
 		if err := json.Unmarshal(o.Doc, &d); err != nil || d.Certificate == nil {
@@ -167,6 +174,7 @@ func compile(rev int64, objs *objects, log *zap.Logger) *Snapshot {
 		}
 		a.endpoints = r
 	}
+	s.breakers = c.breakers
 	return s
 }
 
@@ -174,6 +182,9 @@ func compile(rev int64, objs *objects, log *zap.Logger) *Snapshot {
 type compiler struct {
 	objs *objects
 	log  *zap.Logger
+	// breakers are the circuit breakers of the snapshot being built, prevBreakers the
+	// previous snapshot's, which it takes over where unchanged.
+	breakers, prevBreakers map[breakerKey]*circuitBreaker
 }
 
 func (c *compiler) logErr(kind, id string, err error) {
