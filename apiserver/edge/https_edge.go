@@ -8,6 +8,7 @@ import (
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
+	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
 
 // httpsEdge is an HTTPS edge compiled: TLS terminated with the names' certificates (its
@@ -54,7 +55,7 @@ func (c *compiler) route(o *store.Object) *route {
 	if err == nil {
 		r.exact, r.match = doc.MatchType == "exact_path", doc.Match
 		r.notYet = routeNotYet(&doc)
-		if err = c.routePipeline(&r.pipeline, o.AccountID, &doc); err == nil {
+		if err = c.routePipeline(r, o.AccountID, &doc); err == nil {
 			r.backend, err = c.backendModule(o.AccountID, doc.Backend)
 		}
 	}
@@ -117,17 +118,31 @@ func (rt *route) serveBackend(w http.ResponseWriter, r *http.Request, x *exchang
 
 // routePipeline compiles the modules of a route into its pipeline, in the order
 // pipeline.go gives.
-func (c *compiler) routePipeline(p *pipeline, account string, doc *api.HTTPSEdgeRoute) error {
+func (c *compiler) routePipeline(r *route, account string, doc *api.HTTPSEdgeRoute) error {
+	p := &r.pipeline
 	ips, err := c.ipRestriction(account, doc.IPRestriction)
 	if err != nil {
 		return err
 	}
 	p.add(ips)
+	policy, notYet, err := c.trafficPolicy(rules.PolicyOwnerHTTPSRoute, r.id, doc.TrafficPolicy)
+	if err != nil {
+		return err
+	}
+	if r.notYet == "" {
+		r.notYet = notYet
+	}
+	if policy != nil {
+		p.add(policyRequest{policy})
+	}
 	if h := compileHeaders(doc.RequestHeaders); h != nil {
 		p.add(requestHeaders{h})
 	}
 	if h := compileHeaders(doc.ResponseHeaders); h != nil {
 		p.addResponse(responseHeaders{h})
+	}
+	if policy != nil {
+		p.addResponse(policyResponse{policy})
 	}
 	return nil
 }

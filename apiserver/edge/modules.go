@@ -16,7 +16,7 @@ type ipSet struct{ rules []rules.IPRule }
 func (s *ipSet) allowed(ip netip.Addr) bool { return rules.IPAllowed(s.rules, ip) }
 
 // allow is the ip_restriction step of a TCP or TLS edge.
-func (s *ipSet) allow(v streamVisit) bool { return s.allowed(v.client.Addr()) }
+func (s *ipSet) allow(v *streamVisit) bool { return s.allowed(v.client.Addr()) }
 
 // serve is the ip_restriction step of a route.
 func (s *ipSet) serve(w http.ResponseWriter, r *http.Request, x *exchange, next handler) {
@@ -148,10 +148,5 @@ func routeNotYet(r *api.HTTPSEdgeRoute) string {
 		module("oidc", r.OIDC, func(m *api.OIDCModule) bool { return m.Enabled }),
 		module("websocket_tcp_converter", r.WebsocketTCPConverter, func(m *api.ToggleModule) bool { return m.Enabled }),
 		module("user_agent_filter", r.UserAgentFilter, func(m *api.UserAgentFilterModule) bool { return m.Enabled }),
-		module("traffic_policy", r.TrafficPolicy, func(m *api.TrafficPolicyModule) bool { return m.Enabled }),
 	)
-}
-
-func trafficPolicyNotYet(m *api.TrafficPolicyModule) string {
-	return notYet(module("traffic_policy", m, func(m *api.TrafficPolicyModule) bool { return m.Enabled }))
 }

@@ -19,6 +19,8 @@ import (
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
+	"github.com/warrenhq/terraform-provider-warren/internal/trafficpolicy"
+	"time"
 )
 
 // Snapshot is the routing configuration of every account, compiled once and never changed:
@@ -99,10 +101,10 @@ func (o *objects) doc(id, kind, account string, v any) error {
 
 // compile builds the snapshot of revision rev from objs. An object that does not compile
 // is logged and served as an error (compiled.err); the others are not affected.
-func compile(rev int64, objs *objects, log *zap.Logger) *Snapshot {
+func compile(rev int64, objs *objects, log *zap.Logger, rt policyRuntime) *Snapshot {
 	s := &Snapshot{Revision: rev, certs: map[string]*tls.Certificate{}, sites: map[string]*site{},
 		tcp: map[string]*tcpEdge{}, addrs: map[int]string{}, accounts: map[string]*accountRules{}}
-	c := &compiler{objs: objs, log: log}
+	c := &compiler{objs: objs, log: log, policyRuntime: rt}
 	for _, o := range objs.byKind[kinds.ReservedDomain] {
 		var d api.ReservedDomain
 		if err := json.Unmarshal(o.Doc, &d); err != nil || d.Certificate == nil {
@@ -174,6 +176,14 @@ func compile(rev int64, objs *objects, log *zap.Logger) *Snapshot {
 type compiler struct {
 	objs *objects
 	log  *zap.Logger
+	policyRuntime
+}
+
+// policyRuntime is what the traffic policies of every snapshot share: the rate-limit
+// buckets (kept across snapshots) and the clock.
+type policyRuntime struct {
+	limits *trafficpolicy.Limits
+	now    func() time.Time
 }
 
 func (c *compiler) logErr(kind, id string, err error) {
