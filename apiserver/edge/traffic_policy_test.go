@@ -16,6 +16,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/edge"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 )
 
 // policyRoute creates an HTTPS edge on host whose route goes to a new app (named host)
@@ -335,5 +336,50 @@ func TestTrafficPolicyRefusedAtWrite(t *testing.T) {
 	}
 	if routes := e.api("GET", "/edges/https/"+edgeID, nil)["routes"].([]any); len(routes) != 1 {
 		t.Fatalf("a refused route was stored: %d routes", len(routes))
+	}
+}
+
+// TestTrafficPolicyStoredUnsupported: a stored policy naming an action this server does not
+// run (written past the API, as by another version) is never run without it: its route
+// answers 501 ERR_8004 naming the action, its TCP edge closes its connections.
+func TestTrafficPolicyStoredUnsupported(t *testing.T) {
+	e := newEnv(t)
+	_, routeID := e.policyRoute("stored.example.test", `{"on_http_request":[{"actions":[{"type":"log"}]}]}`)
+	e.labelled("tcp", map[string]string{"app": "stored"}, echo(t, "stored"))
+	group := e.create("/backends/tunnel_group", map[string]any{"labels": map[string]string{"app": "stored"}})
+	addr, port := e.reserveAddr()
+	tcpID := e.create("/edges/tcp", map[string]any{"hostports": []string{addr}, "backend": map[string]any{"backend_id": group},
+		"traffic_policy": map[string]any{"value": `{"on_tcp_connect":[{"actions":[{"type":"log"}]}]}`}})
+	roundTrip(t, e.dialTCP(port), "hi", "stored:hi")
+	if status, _, _ := e.get(e.client(), "https://stored.example.test/"); status != 200 {
+		t.Fatalf("before: %d", status)
+	}
+	rewrite := func(kind, id, policy string) {
+		err := e.srv.Store.Write(t.Context(), func(tx store.Tx) error {
+			o, err := tx.Get(t.Context(), kind, id)
+			if err != nil {
+				return err
+			}
+			var doc map[string]any
+			if err := json.Unmarshal(o.Doc, &doc); err != nil {
+				return err
+			}
+			doc["traffic_policy"] = map[string]any{"enabled": true, "value": policy}
+			o.Doc, _ = json.Marshal(doc)
+			return tx.Update(t.Context(), o)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	rewrite("https_edge_route", routeID, `{"on_http_request":[{"actions":[{"type":"log"},{"type":"basic-auth","config":{"credentials":["a:b"]}}]}]}`)
+	rewrite("tcp_edge", tcpID, `{"on_tcp_connect":[{"actions":[{"type":"terminate-tls"}]}]}`)
+	if body := e.expectPage(e.client(), "https://stored.example.test/", http.StatusNotImplemented, "ERR_8004"); !strings.Contains(body, "basic-auth") {
+		t.Fatalf("the page does not name the action: %q", body)
+	}
+	c := e.dialTCP(port)
+	_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	if n, err := c.Read(make([]byte, 16)); n > 0 || !(errors.Is(err, io.EOF) || isReset(err)) {
+		t.Fatalf("a TCP edge with an action it does not run served %d bytes: %v", n, err)
 	}
 }
