@@ -9,6 +9,7 @@ import (
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
+	"github.com/warrenhq/terraform-provider-warren/internal/trafficpolicy"
 )
 
 // httpsEdge is an HTTPS edge compiled: TLS terminated with the names' certificates (its
@@ -132,7 +133,7 @@ func (c *compiler) routePipeline(r *route, account string, doc *api.HTTPSEdgeRou
 	if r.notYet == "" {
 		r.notYet = notYet
 	}
-	if policy != nil {
+	if policy.has(trafficpolicy.PhaseHTTPRequest) {
 		p.add(policyRequest{policy})
 	}
 	if h := compileHeaders(doc.RequestHeaders); h != nil {
@@ -141,7 +142,7 @@ func (c *compiler) routePipeline(r *route, account string, doc *api.HTTPSEdgeRou
 	if h := compileHeaders(doc.ResponseHeaders); h != nil {
 		p.addResponse(responseHeaders{h})
 	}
-	if policy != nil {
+	if policy.has(trafficpolicy.PhaseHTTPResponse) {
 		p.addResponse(policyResponse{policy})
 	}
 	return nil

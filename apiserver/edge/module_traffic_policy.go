@@ -45,6 +45,10 @@ func (c *compiler) trafficPolicy(owner, id string, m *api.TrafficPolicyModule) (
 	return &trafficPolicy{policy: p, owner: id, limits: c.limits, now: c.now, log: c.log}, "", nil
 }
 
+// has reports whether the policy has rules in phase (false when the module is off): a
+// phase without rules adds no step.
+func (tp *trafficPolicy) has(phase string) bool { return tp != nil && tp.policy.Has(phase) }
+
 func (tp *trafficPolicy) exchange(conn trafficpolicy.Conn) *trafficpolicy.Exchange {
 	return &trafficpolicy.Exchange{Conn: conn, Owner: tp.owner, Limits: tp.limits, Now: tp.now}
 }
@@ -72,10 +76,6 @@ func splitHostport(hostport string) (string, int) {
 type policyRequest struct{ *trafficPolicy }
 
 func (tp policyRequest) serve(w http.ResponseWriter, r *http.Request, x *exchange, next handler) {
-	if !tp.policy.Has(trafficpolicy.PhaseHTTPRequest) {
-		next(w, r, x)
-		return
-	}
 	px := tp.exchange(httpConn(r, x.v))
 	px.Req = r // url-rewrite and the header actions change it in place
 	stop, err := tp.policy.Run(trafficpolicy.PhaseHTTPRequest, px)
@@ -129,9 +129,6 @@ func (tp *trafficPolicy) failed(v *visit, err error) {
 type policyResponse struct{ *trafficPolicy }
 
 func (tp policyResponse) modify(resp *http.Response, x *exchange) error {
-	if !tp.policy.Has(trafficpolicy.PhaseHTTPResponse) {
-		return nil
-	}
 	px := tp.exchange(httpConn(resp.Request, x.v))
 	px.Req, px.Res = resp.Request, resp
 	stop, err := tp.policy.Run(trafficpolicy.PhaseHTTPResponse, px)

@@ -116,7 +116,7 @@ func (c *compiler) streamModules(se *streamEdge, owner string, tp *api.TrafficPo
 		return err
 	}
 	se.notYet = notYet
-	if policy != nil && policy.policy.Has(trafficpolicy.PhaseTCPConnect) {
+	if policy.has(trafficpolicy.PhaseTCPConnect) {
 		se.conn = append(se.conn, connPolicy{policy})
 	}
 	se.backend, err = c.backendModule(se.accountID, b)

@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"time"
 
 	"golang.org/x/net/http/httpguts"
 )
@@ -115,7 +114,7 @@ func statusCode(field string, v *int, lo, hi, def int) (int, error) {
 	return *v, nil
 }
 
-// headerList checks header names and values of a configuration.
+// headerMapConfig checks the header names and values of a configuration's map.
 func headerMapConfig(field string, h map[string]string, required bool) (http.Header, error) {
 	if required && len(h) == 0 {
 		return nil, fmt.Errorf("%s needs at least one header", field)
@@ -456,6 +455,3 @@ func (a urlRewrite) run(x *Exchange) (*Stop, error) {
 	x.changed()
 	return nil, nil
 }
-
-// maxRate bounds a rate-limit's window (ours: one day, as the public language's).
-const maxRate = 24 * time.Hour

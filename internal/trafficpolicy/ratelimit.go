@@ -22,6 +22,9 @@ type rateLimit struct {
 	keys     []cel.Program
 }
 
+// maxRate bounds a rate-limit's window (one day, as the public language's).
+const maxRate = 24 * time.Hour
+
 func parseRateLimit(phase string, config []byte) (Action, error) {
 	var c struct {
 		Name      string   `json:"name"`
