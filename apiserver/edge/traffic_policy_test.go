@@ -307,7 +307,7 @@ func TestTrafficPolicyStreams(t *testing.T) {
 func TestTrafficPolicyRefusedAtWrite(t *testing.T) {
 	e := newEnv(t)
 	edgeID, _ := e.httpsEdge("write.example.test", e.fixed("x"), nil)
-	for _, tt := range []struct{ policy, msg string }{
+	for i, tt := range []struct{ policy, msg string }{
 		{`{"on_http_request":[{"name":"r","actions":[{"type":"custom-response","config":{"status_code":"teapot"}}]}]}`, `on_http_request rule 1 ("r"): action 1 (custom-response): config field status_code must be of type int`},
 		{`{"on_http_request":[{"actions":[{"type":"redirect","config":{"from":"(","to":"/x"}}]}]}`, "action 1 (redirect): from is not a valid regular expression"},
 		{`{"on_http_request":[{"actions":[{"type":"rate-limit","config":{"name":"r","algorithm":"sliding_window","capacity":0,"rate":"60s"}}]}]}`, "action 1 (rate-limit): capacity must be"},
@@ -315,7 +315,8 @@ func TestTrafficPolicyRefusedAtWrite(t *testing.T) {
 		{`{"on_http_request":[{"actions":[{"type":"compress-response"}]}]}`, "compress-response does not run in on_http_request"},
 		{`{"on_http_response":[{"actions":[{"type":"log"},{"type":"basic-auth","config":{}}]}]}`, "on_http_response rule 1: action 2 (basic-auth): this server does not run this action type"},
 	} {
-		body, _ := json.Marshal(map[string]any{"match_type": "path_prefix", "match": "/", "traffic_policy": map[string]any{"value": tt.policy}})
+		// A match of its own: the policy is the only thing wrong with the route.
+		body, _ := json.Marshal(map[string]any{"match_type": "path_prefix", "match": "/" + fmt.Sprint(i), "traffic_policy": map[string]any{"value": tt.policy}})
 		req, _ := http.NewRequest("POST", e.srv.URL+"/edges/https/"+edgeID+"/routes", bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+e.srv.APIKey)
 		req.Header.Set("Content-Type", "application/json")
