@@ -230,7 +230,9 @@ resource "warren_tls_edge" "t" {
 		{"hostport twice, in another case", tcp(`hostports = ["a.example.org:1", "A.example.org:1"]`), `(?s)Duplicate hostport.*"A.example.org:1" is listed more than once`},
 		{"empty IP policy list", tcp(`ip_restriction = { ip_policy_ids = [] }`), `needs at least one IP policy`},
 		{"HTTP phase on a TCP edge", tcp(`traffic_policy = { value = jsonencode({ on_http_request = [{ actions = [{ type = "deny" }] }] }) }`), `(?s)on_http_request is not allowed in the traffic policy of a TCP edge`},
-		{"unknown action type", tcp(`traffic_policy = { value = jsonencode({ on_tcp_connect = [{ actions = [{ type = "teleport" }] }] }) }`), `(?s)unknown\s+type\s+"teleport".\s+Supported\s+types\s+are\s+add-headers,`},
+		{"unknown action type", tcp(`traffic_policy = { value = jsonencode({ on_tcp_connect = [{ actions = [{ type = "teleport" }] }] }) }`), `(?s)unknown\s+type\s+"teleport".\s+Supported\s+types\s+are\s+add-headers,\s+close-connection,`},
+		{"bad traffic policy action config", tcp(`traffic_policy = { value = jsonencode({ on_tcp_connect = [{ actions = [{ type = "restrict-ips", config = { allow = ["not-a-cidr"] } }] }] }) }`), `(?s)on_tcp_connect\s+rule\s+1:\s+action\s+1\s+\(restrict-ips\):\s+allow:\s+"not-a-cidr"\s+is\s+not\s+a\s+CIDR\s+range`},
+		{"traffic policy action not run here", tcp(`traffic_policy = { value = jsonencode({ on_tcp_connect = [{ actions = [{ type = "terminate-tls" }] }] }) }`), `(?s)action\s+1\s+\(terminate-tls\):\s+this\s+server\s+does\s+not\s+run\s+this\s+action\s+type`},
 		{"min_version with upstream", tls(`tls_termination = {
     terminate_at = "upstream"
     min_version  = "1.2"

@@ -142,7 +142,7 @@ var routeModules = moduleSlots[httpsEdgeRouteModel, api.HTTPSEdgeRouteCreate, ap
 		func(m *httpsEdgeRouteModel) *types.Object { return &m.UserAgentFilter },
 		func(in *api.HTTPSEdgeRouteCreate) **api.UserAgentFilterModuleRequest { return &in.UserAgentFilter },
 		func(r *api.HTTPSEdgeRoute) *api.UserAgentFilterModule { return r.UserAgentFilter }),
-	slot("traffic_policy", "a traffic policy document with HTTP phases (`on_http_request`, `on_http_response`). Not enforced by the server yet: while it is enabled, the route's requests are refused (501 `ERR_8004`, naming the module), never served without it.", trafficPolicyModule(rules.PolicyOwnerHTTPSRoute),
+	slot("traffic_policy", "a traffic policy document with HTTP phases: `on_http_request` rules run on each request after `ip_restriction` (deny, restrict-ips, custom-response, redirect, url-rewrite, rate-limit, add-headers, remove-headers, close-connection, log), `on_http_response` rules on the upstream's answer (custom-response, deny, redirect, add-headers, remove-headers, compress-response, log); rules in order, a rule's actions in order when all its CEL expressions are true, a terminating action ends the request. Action configurations are checked at plan time. See the traffic policies guide.", trafficPolicyModule(rules.PolicyOwnerHTTPSRoute),
 		func(m *httpsEdgeRouteModel) *types.Object { return &m.TrafficPolicy },
 		func(in *api.HTTPSEdgeRouteCreate) **api.TrafficPolicyModuleRequest { return &in.TrafficPolicy },
 		func(r *api.HTTPSEdgeRoute) *api.TrafficPolicyModule { return r.TrafficPolicy }),

@@ -63,7 +63,7 @@ type tcpEdgeModel struct {
 // What the TCP and TLS edges say alike of their modules.
 const (
 	ipRestrictDesc = "only source addresses the IP policies allow get through; the connections of others are closed."
-	edgePolicyDesc = "a traffic policy run on each connection (`on_tcp_connect` phase only). Not enforced by the server yet: while it is enabled, the edge's connections are closed, never served without it."
+	edgePolicyDesc = "a traffic policy run on each connection (`on_tcp_connect` phase only), after `ip_restriction` and before the backend: rules in order, a rule's actions in order when all its CEL expressions are true; `deny`, `restrict-ips` and `close-connection` close the connection, `log` adds to its log line. Action configurations are checked at plan time. See the traffic policies guide."
 )
 
 const tcpHostportsDesc = "The reserved addresses (`warren_reserved_addr.*.addr`) the edge listens on; each belongs to one edge."

@@ -3,12 +3,9 @@ package edge_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"go.uber.org/zap"
 
@@ -45,23 +42,6 @@ func TestBrokenObjectServesItsErrorOnly(t *testing.T) {
 	}
 	if e.logs.FilterMessageSnippet("does not compile").FilterField(zap.String("id", brokenID)).Len() == 0 {
 		t.Fatal("the broken edge was not logged")
-	}
-}
-
-// TestTrafficPolicyRefusesStreams: a TCP edge whose traffic_policy is enabled closes its
-// connections (the module is not enforced yet) rather than serve them without it.
-func TestTrafficPolicyRefusesStreams(t *testing.T) {
-	e := newEnv(t)
-	e.labelled("tcp", map[string]string{"app": "pol"}, echo(t, "pol"))
-	group := e.create("/backends/tunnel_group", map[string]any{"labels": map[string]string{"app": "pol"}})
-	addr, port := e.reserveAddr()
-	e.create("/edges/tcp", map[string]any{"hostports": []string{addr}, "backend": map[string]any{"backend_id": group},
-		"traffic_policy": map[string]any{"value": `{"on_tcp_connect":[{"actions":[{"type":"deny"}]}]}`}})
-	c := e.dialTCP(port)
-	_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
-	n, err := c.Read(make([]byte, 16))
-	if n > 0 || !(errors.Is(err, io.EOF) || isReset(err)) {
-		t.Fatalf("a TCP edge with a traffic policy served %d bytes: %v", n, err)
 	}
 }
 

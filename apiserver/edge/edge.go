@@ -36,6 +36,7 @@ import (
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
 	"github.com/warrenhq/terraform-provider-warren/internal/netguard"
+	"github.com/warrenhq/terraform-provider-warren/internal/trafficpolicy"
 )
 
 // Tunnels is how the edge reaches agents; the agent plane implements it.
@@ -90,6 +91,8 @@ type Options struct {
 	AllowPrivate []netip.Prefix
 	// StaticRootCAs verify static backends reached over TLS; nil for the system's.
 	StaticRootCAs *x509.CertPool
+	// Now is the clock of the traffic policies' rate limits (time.Now); tests move it.
+	Now func() time.Time
 	// MaxMetricSeries caps the edge/route label pairs of the metrics (10000); traffic of
 	// pairs beyond it is counted under edge="other".
 	MaxMetricSeries int
@@ -116,6 +119,9 @@ func (o *Options) setDefaults() {
 	if o.Log == nil {
 		o.Log = zap.NewNop()
 	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 }
 
 // Edge serves traffic. New builds it; Run keeps its snapshot current; Serve* serve listeners.
@@ -125,6 +131,7 @@ type Edge struct {
 	routing  store.Routing
 	log      *zap.Logger
 	metrics  *metrics
+	policy   policyRuntime
 
 	snap atomic.Pointer[Snapshot]
 	// changes counts the local routing commits and the moves of the revision seen by the
@@ -164,7 +171,8 @@ func New(ctx context.Context, opts Options) (*Edge, error) {
 	if opts.Tunnels == nil {
 		return nil, errors.New("edge: no Tunnels")
 	}
-	e := &Edge{opts: opts, routing: routing, log: opts.Log, poke: make(chan struct{}, 1), tcp: map[int]net.Listener{}}
+	e := &Edge{opts: opts, routing: routing, log: opts.Log, poke: make(chan struct{}, 1), tcp: map[int]net.Listener{},
+		policy: policyRuntime{limits: trafficpolicy.NewLimits(), now: opts.Now}}
 	var err error
 	if e.sessions, err = session.CodecFor(opts.Store); err != nil {
 		return nil, err
@@ -234,7 +242,7 @@ func (e *Edge) rebuild(ctx context.Context) error {
 		e.failedAt.Store(time.Now().UnixNano())
 		return err
 	}
-	e.snap.Store(compile(rev, objs, e.log, e.snap.Load()))
+	e.snap.Store(compile(rev, objs, e.log, e.snap.Load(), e.policy))
 	e.built.Store(want)
 	e.reconcileTCP()
 	return nil

@@ -24,18 +24,32 @@ const (
 	errCircuitOpen        = "ERR_8013" // 503: the route's circuit breaker is open
 	errUserAgent          = "ERR_8014" // 403: refused by the route's user_agent_filter
 	errNotWebSocket       = "ERR_8015" // 426: a websocket_tcp_converter route got a request that is not a WebSocket upgrade
+	errPolicyDenied       = "ERR_8020" // the action's status (403 by default): refused by a traffic policy's deny or restrict-ips
+	errRateLimited        = "ERR_8021" // 429: a traffic policy's rate-limit tripped
+	errPolicyFailed       = "ERR_8022" // 500: a traffic policy's expression or action failed to evaluate (logged)
+	errPolicyClosed       = "ERR_8023" // no answer: a traffic policy's close-connection closed the connection (access log only)
 )
 
 // page answers a request with a short text page naming the Warren error code, also in the
 // Warren-Error-Code header.
 func (e *Edge) page(w http.ResponseWriter, v *visit, status int, code, format string, args ...any) {
 	v.code = code
-	body := fmt.Sprintf("%d %s\n\n%s\n\n%s\n", status, http.StatusText(status), fmt.Sprintf(format, args...), code)
+	header, body := pageContent(status, code, fmt.Sprintf(format, args...))
 	h := w.Header()
+	for k, vs := range header {
+		h[k] = vs
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(body))
+}
+
+// pageContent is the headers and body of an error page.
+func pageContent(status int, code, msg string) (http.Header, string) {
+	body := fmt.Sprintf("%d %s\n\n%s\n\n%s\n", status, http.StatusText(status), msg, code)
+	h := http.Header{}
 	h.Set("Content-Type", "text/plain; charset=utf-8")
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Warren-Error-Code", code)
-	w.WriteHeader(status)
-	_, _ = w.Write([]byte(body))
+	return h, body
 }

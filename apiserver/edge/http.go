@@ -75,6 +75,7 @@ type visit struct {
 	edgeID, routeID  string
 	code             string // the Warren error code of an error page, "" otherwise
 	bytesIn          int64
+	policyLog        map[string]any // what a traffic policy's log actions recorded
 }
 
 // proxyRequest is what the proxy's hooks need of one request (a context value).

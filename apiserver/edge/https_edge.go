@@ -8,6 +8,8 @@ import (
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
+	"github.com/warrenhq/terraform-provider-warren/internal/rules"
+	"github.com/warrenhq/terraform-provider-warren/internal/trafficpolicy"
 )
 
 // httpsEdge is an HTTPS edge compiled: TLS terminated with the names' certificates (its
@@ -54,7 +56,7 @@ func (c *compiler) route(o *store.Object) *route {
 	if err == nil {
 		r.exact, r.match = doc.MatchType == "exact_path", doc.Match
 		r.notYet = routeNotYet(&doc)
-		if err = c.routePipeline(&r.pipeline, o.AccountID, &doc); err == nil {
+		if err = c.routePipeline(r, o.AccountID, &doc); err == nil {
 			r.backend, err = c.backendModule(o.AccountID, doc.Backend)
 		}
 	}
@@ -117,7 +119,8 @@ func (rt *route) serveBackend(w http.ResponseWriter, r *http.Request, x *exchang
 
 // routePipeline compiles the modules of a route into its pipeline, in the order
 // pipeline.go gives.
-func (c *compiler) routePipeline(p *pipeline, account string, doc *api.HTTPSEdgeRoute) error {
+func (c *compiler) routePipeline(r *route, account string, doc *api.HTTPSEdgeRoute) error {
+	p := &r.pipeline
 	p.add(compressionModule(doc.Compression))
 	ips, err := c.ipRestriction(account, doc.IPRestriction)
 	if err != nil {
@@ -129,6 +132,16 @@ func (c *compiler) routePipeline(p *pipeline, account string, doc *api.HTTPSEdge
 		return err
 	}
 	p.add(uaf)
+	policy, notYet, err := c.trafficPolicy(rules.PolicyOwnerHTTPSRoute, r.id, doc.TrafficPolicy)
+	if err != nil {
+		return err
+	}
+	if r.notYet == "" {
+		r.notYet = notYet
+	}
+	if policy.has(trafficpolicy.PhaseHTTPRequest) {
+		p.add(policyRequest{policy})
+	}
 	if h := compileHeaders(doc.RequestHeaders); h != nil {
 		p.add(requestHeaders{h})
 	}
@@ -136,6 +149,9 @@ func (c *compiler) routePipeline(p *pipeline, account string, doc *api.HTTPSEdge
 	p.add(c.websocketConverterModule(account, doc))
 	if h := compileHeaders(doc.ResponseHeaders); h != nil {
 		p.addResponse(responseHeaders{h})
+	}
+	if policy.has(trafficpolicy.PhaseHTTPResponse) {
+		p.addResponse(policyResponse{policy})
 	}
 	return nil
 }

@@ -59,7 +59,7 @@ func (e *Edge) handleTLS(c net.Conn) {
 	if st := s.lookupSite(host); st != nil {
 		switch {
 		case st.tls != nil:
-			e.serveTLSEdge(s, conn, st.tls, host)
+			e.serveTLSEdge(s, conn, st.tls, hello)
 		case st.https != nil && st.https.err == nil:
 			if cert := s.certificate(host); cert != nil {
 				e.httpsConn.push(tls.Server(conn, st.https.tls.config(cert, "http/1.1")))

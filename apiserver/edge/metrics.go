@@ -87,6 +87,9 @@ func (e *Edge) finish(r *http.Request, rec *recorder, v *visit) {
 	if v.code != "" {
 		fields = append(fields, zap.String("error_code", v.code))
 	}
+	if v.policyLog != nil {
+		fields = append(fields, zap.Any("policy_log", v.policyLog))
+	}
 	e.log.Info("edge request", fields...)
 }
 

@@ -16,7 +16,7 @@ type ipSet struct{ rules []rules.IPRule }
 func (s *ipSet) allowed(ip netip.Addr) bool { return rules.IPAllowed(s.rules, ip) }
 
 // allow is the ip_restriction step of a TCP or TLS edge.
-func (s *ipSet) allow(v streamVisit) bool { return s.allowed(v.client.Addr()) }
+func (s *ipSet) allow(v *streamVisit) bool { return s.allowed(v.client.Addr()) }
 
 // serve is the ip_restriction step of a route.
 func (s *ipSet) serve(w http.ResponseWriter, r *http.Request, x *exchange, next handler) {
@@ -144,10 +144,5 @@ func routeNotYet(r *api.HTTPSEdgeRoute) string {
 		module("oauth", r.OAuth, func(m *api.OAuthModule) bool { return m.Enabled }),
 		module("saml", r.SAML, func(m *api.SAMLModule) bool { return m.Enabled }),
 		module("oidc", r.OIDC, func(m *api.OIDCModule) bool { return m.Enabled }),
-		module("traffic_policy", r.TrafficPolicy, func(m *api.TrafficPolicyModule) bool { return m.Enabled }),
 	)
-}
-
-func trafficPolicyNotYet(m *api.TrafficPolicyModule) string {
-	return notYet(module("traffic_policy", m, func(m *api.TrafficPolicyModule) bool { return m.Enabled }))
 }

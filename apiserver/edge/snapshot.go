@@ -19,6 +19,8 @@ import (
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
+	"github.com/warrenhq/terraform-provider-warren/internal/trafficpolicy"
+	"time"
 )
 
 // Snapshot is the routing configuration of every account, compiled once and never changed:
@@ -102,11 +104,12 @@ func (o *objects) doc(id, kind, account string, v any) error {
 
 // compile builds the snapshot of revision rev from objs. An object that does not compile
 // is logged and served as an error (compiled.err); the others are not affected. What lives
-// across snapshots (circuit breakers) is taken over from prev, nil for the first.
-func compile(rev int64, objs *objects, log *zap.Logger, prev *Snapshot) *Snapshot {
+// across snapshots (circuit breakers) is taken over from prev, nil for the first; rt is
+// what the traffic policies of every snapshot share.
+func compile(rev int64, objs *objects, log *zap.Logger, prev *Snapshot, rt policyRuntime) *Snapshot {
 	s := &Snapshot{Revision: rev, certs: map[string]*tls.Certificate{}, sites: map[string]*site{},
 		tcp: map[string]*tcpEdge{}, addrs: map[int]string{}, accounts: map[string]*accountRules{}}
-	c := &compiler{objs: objs, log: log, breakers: map[breakerKey]*circuitBreaker{}}
+	c := &compiler{objs: objs, log: log, breakers: map[breakerKey]*circuitBreaker{}, policyRuntime: rt}
 	if prev != nil {
 		c.prevBreakers = prev.breakers
 	}
@@ -185,6 +188,14 @@ type compiler struct {
 	// breakers are the circuit breakers of the snapshot being built, prevBreakers the
 	// previous snapshot's, which it takes over where unchanged.
 	breakers, prevBreakers map[breakerKey]*circuitBreaker
+	policyRuntime
+}
+
+// policyRuntime is what the traffic policies of every snapshot share: the rate-limit
+// buckets (kept across snapshots) and the clock.
+type policyRuntime struct {
+	limits *trafficpolicy.Limits
+	now    func() time.Time
 }
 
 func (c *compiler) logErr(kind, id string, err error) {

@@ -19,6 +19,13 @@ type streamVisit struct {
 	hostport string
 	client   netip.AddrPort
 	proto    string // of a stream to a tunnel without its own ("tcp", "tls")
+	// What a traffic policy sees: the edge's address, when the connection came, and of a
+	// TLS edge the ClientHello's server name and highest version offered.
+	server     netip.AddrPort
+	start      time.Time
+	sni        string
+	tlsOffered uint16
+	policyLog  map[string]any // what a traffic policy's log actions recorded
 }
 
 // serveStream connects a visitor's connection to the first of ups that takes it and copies
@@ -45,9 +52,13 @@ func (e *Edge) serveStream(conn net.Conn, v streamVisit, ups []upstream) {
 	start := time.Now()
 	in, out := e.pipe(conn, up)
 	e.finishStream(v.edgeID, "served", in, out)
-	e.log.Info("edge stream", zap.String("edge_id", v.edgeID), zap.String("host", v.hostport),
+	fields := []zap.Field{zap.String("edge_id", v.edgeID), zap.String("host", v.hostport),
 		zap.String("client_ip", v.client.Addr().String()), zap.Duration("duration", time.Since(start)),
-		zap.Int64("bytes_in", in), zap.Int64("bytes_out", out))
+		zap.Int64("bytes_in", in), zap.Int64("bytes_out", out)}
+	if v.policyLog != nil {
+		fields = append(fields, zap.Any("policy_log", v.policyLog))
+	}
+	e.log.Info("edge stream", fields...)
 }
 
 // dialStream opens the upstream connection of a stream.

@@ -9,6 +9,8 @@ import (
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
+	"github.com/warrenhq/terraform-provider-warren/internal/rules"
+	"time"
 )
 
 // tcpEdge is a TCP edge compiled: connections to its reserved addresses go to its backend.
@@ -23,7 +25,7 @@ func (c *compiler) tcpEdge(o *store.Object) *tcpEdge {
 	err := json.Unmarshal(o.Doc, &doc)
 	if err == nil {
 		e.hostports = doc.Hostports
-		err = c.streamModules(&e.streamEdge, doc.TrafficPolicy, doc.IPRestriction, doc.Backend)
+		err = c.streamModules(&e.streamEdge, rules.PolicyOwnerTCPEdge, doc.TrafficPolicy, doc.IPRestriction, doc.Backend)
 	}
 	if err != nil {
 		e.err = err
@@ -90,10 +92,10 @@ func (e *Edge) handleTCP(c net.Conn, port int) {
 		c.Close()
 		return
 	}
-	v := streamVisit{hostport: addr, client: clientAddr(c.RemoteAddr()), proto: "tcp"}
+	v := streamVisit{hostport: addr, client: clientAddr(c.RemoteAddr()), proto: "tcp", server: clientAddr(c.LocalAddr()), start: time.Now()}
 	if edge, ok := s.tcp[addr]; ok {
 		v.edgeID = edge.id
-		if !e.streamAllowed(s, &edge.streamEdge, v) {
+		if !e.streamAllowed(s, &edge.streamEdge, &v) {
 			c.Close()
 			return
 		}

@@ -9,6 +9,9 @@ import (
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
+	"github.com/warrenhq/terraform-provider-warren/internal/rules"
+	"github.com/warrenhq/terraform-provider-warren/internal/trafficpolicy"
+	"strings"
 )
 
 // tlsEdge is a TLS edge compiled: it terminates TLS with the names' certificates and sends
@@ -29,7 +32,7 @@ func (c *compiler) tlsEdge(o *store.Object) *tlsEdge {
 		e.hosts = hostsOf(doc.Hostports)
 		e.passthrough = doc.TLSTermination != nil && doc.TLSTermination.Enabled && doc.TLSTermination.TerminateAt == "upstream"
 		if e.tls, err = c.tlsModules(o.AccountID, doc.TLSTermination, doc.MutualTLS); err == nil {
-			err = c.streamModules(&e.streamEdge, doc.TrafficPolicy, doc.IPRestriction, doc.Backend)
+			err = c.streamModules(&e.streamEdge, rules.PolicyOwnerTLSEdge, doc.TrafficPolicy, doc.IPRestriction, doc.Backend)
 		}
 	}
 	if err != nil {
@@ -40,9 +43,11 @@ func (c *compiler) tlsEdge(o *store.Object) *tlsEdge {
 }
 
 // serveTLSEdge serves one connection of a TLS edge; conn replays the ClientHello.
-func (e *Edge) serveTLSEdge(s *Snapshot, conn net.Conn, edge *tlsEdge, host string) {
-	v := streamVisit{edgeID: edge.id, hostport: host + ":443", client: clientAddr(conn.RemoteAddr()), proto: "tls"}
-	if !e.streamAllowed(s, &edge.streamEdge, v) {
+func (e *Edge) serveTLSEdge(s *Snapshot, conn net.Conn, edge *tlsEdge, hello *tls.ClientHelloInfo) {
+	host := strings.ToLower(hello.ServerName)
+	v := streamVisit{edgeID: edge.id, hostport: host + ":443", client: clientAddr(conn.RemoteAddr()), proto: "tls",
+		server: clientAddr(conn.LocalAddr()), start: time.Now(), sni: host, tlsOffered: highestVersion(hello)}
+	if !e.streamAllowed(s, &edge.streamEdge, &v) {
 		conn.Close()
 		return
 	}
@@ -69,7 +74,7 @@ func (e *Edge) serveTLSEdge(s *Snapshot, conn net.Conn, edge *tlsEdge, host stri
 
 // streamAllowed applies what a TCP or TLS edge checks before it connects a stream; a
 // refused stream is counted and closed by the caller (a raw stream has no page to show).
-func (e *Edge) streamAllowed(s *Snapshot, se *streamEdge, v streamVisit) bool {
+func (e *Edge) streamAllowed(s *Snapshot, se *streamEdge, v *streamVisit) bool {
 	ip := v.client.Addr()
 	ok := se.err == nil && se.notYet == "" && se.backend != nil && e.endpointsAllowed(s, se.accountID, ip)
 	for _, step := range se.conn {
@@ -93,19 +98,26 @@ type streamEdge struct {
 // connStep is a module compiled into a TCP or TLS edge's connection phase: it lets a
 // connection through or refuses it (then closed: a raw stream has no page to show).
 type connStep interface {
-	allow(v streamVisit) bool
+	allow(v *streamVisit) bool
 }
 
 // streamModules compiles the modules of a TCP or TLS edge into se, its connection phase in
 // the order pipeline.go gives.
-func (c *compiler) streamModules(se *streamEdge, tp *api.TrafficPolicyModule, ipr *api.IPRestrictionModule, b *api.BackendModule) (err error) {
-	se.notYet = trafficPolicyNotYet(tp)
+func (c *compiler) streamModules(se *streamEdge, owner string, tp *api.TrafficPolicyModule, ipr *api.IPRestrictionModule, b *api.BackendModule) (err error) {
 	ips, err := c.ipRestriction(se.accountID, ipr)
 	if err != nil {
 		return err
 	}
 	if ips != nil {
 		se.conn = append(se.conn, ips)
+	}
+	policy, notYet, err := c.trafficPolicy(owner, se.id, tp)
+	if err != nil {
+		return err
+	}
+	se.notYet = notYet
+	if policy.has(trafficpolicy.PhaseTCPConnect) {
+		se.conn = append(se.conn, connPolicy{policy})
 	}
 	se.backend, err = c.backendModule(se.accountID, b)
 	return err

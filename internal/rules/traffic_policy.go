@@ -7,13 +7,12 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"sync"
 
 	"cel.dev/cel-go/cel"
-	"cel.dev/cel-go/ext"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
+	"github.com/warrenhq/terraform-provider-warren/internal/trafficpolicy"
 )
 
 // Traffic policy documents (details.md §8.10): a mapping from phase to a list of rules, each
@@ -30,9 +29,9 @@ const (
 // Traffic policy phases: on_tcp_connect runs on TCP and TLS edges, the HTTP phases on HTTPS
 // routes.
 const (
-	PhaseTCPConnect   = "on_tcp_connect"
-	PhaseHTTPRequest  = "on_http_request"
-	PhaseHTTPResponse = "on_http_response"
+	PhaseTCPConnect   = trafficpolicy.PhaseTCPConnect
+	PhaseHTTPRequest  = trafficpolicy.PhaseHTTPRequest
+	PhaseHTTPResponse = trafficpolicy.PhaseHTTPResponse
 )
 
 // Caps of a traffic policy (ours): the document's size (ERR_2236) and the rules in it, over
@@ -42,95 +41,52 @@ const (
 	MaxTrafficPolicyRules = 100
 )
 
-// PolicyVariables are the CEL variables a phase's expressions may use, each a map of dynamic
-// values (`req.url.path`, `conn.client_ip` …); what a phase cannot see (a response before it
-// exists) is not declared there, so using it fails at plan time.
-var PolicyVariables = map[string][]string{
-	PhaseTCPConnect:   {"conn", "endpoint", "time", "vars"},
-	PhaseHTTPRequest:  {"conn", "endpoint", "time", "vars", "req"},
-	PhaseHTTPResponse: {"conn", "endpoint", "time", "vars", "req", "res"},
-}
+// PolicyVariables are the CEL variables a phase's expressions may use (trafficpolicy.Variables).
+var PolicyVariables = trafficpolicy.Variables
 
-// policyMacros declare the helper functions of the public traffic policy language that
-// policies commonly use, so that such a policy compiles; they are never evaluated here.
-func policyMacros() []cel.EnvOption {
-	str, strs := cel.StringType, cel.ListType(cel.StringType)
-	decl := func(name string, args []*cel.Type, result *cel.Type) cel.EnvOption {
-		return cel.Function(name, cel.Overload(name+"_"+fmt.Sprint(len(args)), args, result))
-	}
-	return []cel.EnvOption{
-		decl("inCidrRange", []*cel.Type{str, str}, cel.BoolType),
-		decl("inCidrRanges", []*cel.Type{str, strs}, cel.BoolType),
-		decl("hasReqHeader", []*cel.Type{str}, cel.BoolType),
-		decl("getReqHeader", []*cel.Type{str}, strs),
-		decl("hasResHeader", []*cel.Type{str}, cel.BoolType),
-		decl("getResHeader", []*cel.Type{str}, strs),
-		decl("hasQueryParam", []*cel.Type{str}, cel.BoolType),
-		decl("getQueryParam", []*cel.Type{str}, strs),
-		decl("hasReqCookie", []*cel.Type{str}, cel.BoolType),
-		decl("getReqCookie", []*cel.Type{str}, cel.DynType),
-		decl("hasResCookie", []*cel.Type{str}, cel.BoolType),
-		decl("getResCookie", []*cel.Type{str}, cel.DynType),
-	}
-}
+// PolicyActionTypes are the traffic policy action types known (those of the public traffic
+// policy language): a misspelled one is refused with a suggestion; one this server does not
+// run is refused as such (trafficpolicy.ErrUnsupported).
+var PolicyActionTypes = trafficpolicy.ActionTypes
 
 // policyPhases are the phases each owner accepts.
-// PolicyActionTypes are the traffic policy action types accepted (the spec names none; these
-// are the actions of the traffic policy language the modules were replaced by). An action
-// whose type is misspelled would otherwise be stored and never run.
-var PolicyActionTypes = []string{
-	"add-headers", "basic-auth", "circuit-breaker", "close-connection", "compress-response",
-	"custom-response", "deny", "forward-internal", "http-request", "jwt-validation", "log",
-	"oauth", "openid-connect", "owasp-crs-request", "owasp-crs-response", "rate-limit",
-	"redirect", "remove-headers", "restrict-ips", "set-vars", "terminate-tls", "url-rewrite",
-	"verify-webhook",
-}
-
 var policyPhases = map[string][]string{
 	PolicyOwnerTCPEdge:    {PhaseTCPConnect},
 	PolicyOwnerTLSEdge:    {PhaseTCPConnect},
 	PolicyOwnerHTTPSRoute: {PhaseHTTPRequest, PhaseHTTPResponse},
 }
 
-var (
-	policyEnvsOnce sync.Once
-	policyEnvs     map[string]*cel.Env
-	policyEnvsErr  error
-)
-
-// policyEnv returns the CEL environment of a phase, built once.
-func policyEnv(phase string) (*cel.Env, error) {
-	policyEnvsOnce.Do(func() {
-		policyEnvs = map[string]*cel.Env{}
-		for p, vars := range PolicyVariables {
-			opts := append([]cel.EnvOption{ext.Strings(), ext.Encoders(), ext.Math(), ext.Lists(), ext.Sets()}, policyMacros()...)
-			for _, v := range vars {
-				opts = append(opts, cel.Variable(v, cel.MapType(cel.StringType, cel.DynType)))
-			}
-			env, err := cel.NewEnv(opts...)
-			if err != nil {
-				policyEnvsErr = err
-				return
-			}
-			policyEnvs[p] = env
+// TrafficPolicy checks a traffic_policy module of owner (PolicyOwner…) by compiling it
+// (CompileTrafficPolicy), and refuses an action this server does not run (ERR_2236, naming
+// the phase, rule and action).
+func TrafficPolicy(req *api.TrafficPolicyModuleRequest, owner string) (*api.TrafficPolicyModule, error) {
+	if req.Value == nil || strings.TrimSpace(*req.Value) == "" {
+		if _, ok := policyPhases[owner]; !ok {
+			return nil, fmt.Errorf("rules: unknown traffic policy owner %q", owner)
 		}
-	})
-	return policyEnvs[phase], policyEnvsErr
+		return nil, violation("ERR_2236", "value", "The traffic policy value is required: a policy document in JSON or YAML.")
+	}
+	p, err := CompileTrafficPolicy(*req.Value, owner)
+	if err != nil {
+		return nil, err
+	}
+	if len(p.Unsupported) > 0 {
+		return nil, violation("ERR_2236", "value", "The traffic policy's %s: this server does not run this action type; it runs %s.", p.Unsupported[0], strings.Join(supportedActions(), ", "))
+	}
+	return &api.TrafficPolicyModule{Enabled: enabled(req.Enabled), Value: *req.Value}, nil
 }
 
-// TrafficPolicy checks a traffic_policy module of owner (PolicyOwner…): the value is required
-// and parses as JSON or YAML (ERR_2236); its phases suit the owner (ERR_2248); every rule has
-// a list of string expressions that compile as boolean CEL and at least one action whose type
-// is one of PolicyActionTypes (ERR_2236, naming the phase and rule); at most MaxTrafficPolicyRules rules (ERR_7195).
-func TrafficPolicy(req *api.TrafficPolicyModuleRequest, owner string) (*api.TrafficPolicyModule, error) {
+// CompileTrafficPolicy compiles a traffic policy document of owner into what the edge runs:
+// the value parses as JSON or YAML (ERR_2236); its phases suit the owner (ERR_2248); every
+// rule has a list of string expressions that compile as boolean CEL and at least one action
+// whose type is one of PolicyActionTypes, allowed in its phase, with a valid configuration
+// (ERR_2236, naming the phase, rule and action); at most MaxTrafficPolicyRules rules
+// (ERR_7195). Actions this server does not run are listed in the policy's Unsupported.
+func CompileTrafficPolicy(value, owner string) (*trafficpolicy.Policy, error) {
 	allowed, ok := policyPhases[owner]
 	if !ok {
 		return nil, fmt.Errorf("rules: unknown traffic policy owner %q", owner)
 	}
-	if req.Value == nil || strings.TrimSpace(*req.Value) == "" {
-		return nil, violation("ERR_2236", "value", "The traffic policy value is required: a policy document in JSON or YAML.")
-	}
-	value := *req.Value
 	if len(value) > MaxTrafficPolicyBytes {
 		return nil, violation("ERR_2236", "value", "The traffic policy is %d bytes long; the maximum is %d bytes.", len(value), MaxTrafficPolicyBytes)
 	}
@@ -153,6 +109,7 @@ func TrafficPolicy(req *api.TrafficPolicyModuleRequest, owner string) (*api.Traf
 		}
 		return strings.Compare(a, b)
 	})
+	policy := trafficpolicy.New()
 	total := 0
 	for _, phase := range names {
 		if _, known := PolicyVariables[phase]; !known {
@@ -170,12 +127,17 @@ func TrafficPolicy(req *api.TrafficPolicyModuleRequest, owner string) (*api.Traf
 			return nil, violation("ERR_7195", "value", "A traffic policy has at most %d rules.", MaxTrafficPolicyRules)
 		}
 		for i, r := range rules {
-			if err := policyRule(phase, i, r); err != nil {
+			if err := policyRule(policy, phase, i, r); err != nil {
 				return nil, err
 			}
 		}
 	}
-	return &api.TrafficPolicyModule{Enabled: enabled(req.Enabled), Value: value}, nil
+	return policy, nil
+}
+
+// supportedActions are the action types this server runs.
+func supportedActions() []string {
+	return slices.DeleteFunc(slices.Clone(PolicyActionTypes), func(t string) bool { return trafficpolicy.ActionPhases(t) == nil })
 }
 
 func allPhases() []string { return []string{PhaseTCPConnect, PhaseHTTPRequest, PhaseHTTPResponse} }
@@ -220,7 +182,7 @@ func parsePolicy(value string) (any, error) {
 
 // policyRule checks one rule of a phase; errors name the phase, the rule's index (from 1) and
 // its name when it has one.
-func policyRule(phase string, i int, r any) error {
+func policyRule(policy *trafficpolicy.Policy, phase string, i int, r any) error {
 	where := fmt.Sprintf("%s rule %d", phase, i+1)
 	rule, ok := r.(map[string]any)
 	if !ok {
@@ -244,22 +206,22 @@ func policyRule(phase string, i int, r any) error {
 	if !ok && rule["expressions"] != nil {
 		return violation("ERR_2236", "value", "The traffic policy's %s: expressions must be a list of strings.", where)
 	}
-	env, err := policyEnv(phase)
-	if err != nil {
-		return fmt.Errorf("rules: traffic policy CEL environment: %w", err)
-	}
+	compiled := policy.AddRule(phase, where)
 	for j, e := range exprs {
 		src, ok := e.(string)
 		if !ok {
 			return violation("ERR_2236", "value", "The traffic policy's %s: expression %d must be a string.", where, j+1)
 		}
-		checked, iss := env.Compile(src)
-		if iss != nil && iss.Err() != nil {
+		prg, iss, badType, err := trafficpolicy.Expression(phase, src)
+		switch {
+		case err != nil:
+			return fmt.Errorf("rules: traffic policy CEL: %w", err)
+		case iss != nil:
 			return violation("ERR_2236", "value", "The traffic policy's %s: expression %d %s does not compile: %s", where, j+1, Quote(src), celIssue(iss))
+		case badType != nil:
+			return violation("ERR_2236", "value", "The traffic policy's %s: expression %d %s must evaluate to a bool, not %s.", where, j+1, Quote(src), badType)
 		}
-		if t := checked.OutputType(); t != cel.BoolType && t != cel.DynType {
-			return violation("ERR_2236", "value", "The traffic policy's %s: expression %d %s must evaluate to a bool, not %s.", where, j+1, Quote(src), t)
-		}
+		compiled.AddExpression(prg)
 	}
 	actions, ok := rule["actions"].([]any)
 	if !ok || len(actions) == 0 {
@@ -277,7 +239,16 @@ func policyRule(phase string, i int, r any) error {
 			}
 		}
 		if !slices.Contains(PolicyActionTypes, typ) {
-			return violation("ERR_2236", "value", "The traffic policy's %s: action %d has the unknown type %s.%s Supported types are %s.", where, j+1, Quote(typ), didYouMean(typ, PolicyActionTypes), strings.Join(PolicyActionTypes, ", "))
+			return violation("ERR_2236", "value", "The traffic policy's %s: action %d has the unknown type %s.%s Supported types are %s.", where, j+1, Quote(typ), didYouMean(typ, PolicyActionTypes), strings.Join(supportedActions(), ", "))
+		}
+		a, err := trafficpolicy.ParseAction(phase, typ, action["config"])
+		switch {
+		case errors.Is(err, trafficpolicy.ErrUnsupported):
+			policy.Unsupported = append(policy.Unsupported, fmt.Sprintf("%s: action %d (%s)", where, j+1, typ))
+		case err != nil:
+			return violation("ERR_2236", "value", "The traffic policy's %s: action %d (%s): %s.", where, j+1, typ, Clip(err.Error()))
+		default:
+			compiled.AddAction(a)
 		}
 	}
 	return nil

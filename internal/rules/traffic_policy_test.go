@@ -24,7 +24,7 @@ on_http_response:
   - expressions: ["res.status_code >= 500 && req.url.path.startsWith('/api')"]
     actions:
       - type: custom-response
-        config: {status_code: 503, content: "down"}
+        config: {status_code: 503, body: "down"}
 `
 	const tcpJSON = `{"on_tcp_connect":[{"name":"office only","expressions":["!inCidrRanges(conn.client_ip, ['192.0.2.0/24'])"],"actions":[{"type":"deny"}]}]}`
 	rules := func(n int) string {
@@ -80,7 +80,7 @@ on_http_response:
 		{"action not a mapping", `{"on_tcp_connect":[{"actions":["deny"]}]}`, PolicyOwnerTCPEdge, nil, "ERR_2236", "action 1 must be a mapping with a type"},
 		{"unknown action member", `{"on_tcp_connect":[{"actions":[{"type":"deny","conifg":{}}]}]}`, PolicyOwnerTCPEdge, nil, "ERR_2236", `unknown member "conifg"`},
 		{"too many rules", rules(MaxTrafficPolicyRules + 1), PolicyOwnerHTTPSRoute, nil, "ERR_7195", "at most"},
-		{"unknown action type", `{"on_tcp_connect":[{"actions":[{"type":"teleport"}]}]}`, PolicyOwnerTCPEdge, nil, "ERR_2236", `on_tcp_connect rule 1: action 1 has the unknown type "teleport". Supported types are add-headers, basic-auth,`},
+		{"unknown action type", `{"on_tcp_connect":[{"actions":[{"type":"teleport"}]}]}`, PolicyOwnerTCPEdge, nil, "ERR_2236", `on_tcp_connect rule 1: action 1 has the unknown type "teleport". Supported types are add-headers, close-connection,`},
 		{"misspelled action type", "on_http_request:\n  - actions: [{type: log}, {type: custom_response}]\n", PolicyOwnerHTTPSRoute, nil, "ERR_2236", `action 2 has the unknown type "custom_response". Did you mean "custom-response"? Supported types are`},
 		{"action type in another case", `{"on_tcp_connect":[{"actions":[{"type":"Deny"}]}]}`, PolicyOwnerTCPEdge, nil, "ERR_2236", `unknown type "Deny". Did you mean "deny"?`},
 	} {
@@ -98,10 +98,30 @@ on_http_response:
 			t.Errorf("%s: message is %d bytes long", tt.name, len(err.Error()))
 		}
 	}
+	// Every action type of the language is either run, with its configuration checked, or
+	// refused as one this server does not run.
+	configs := map[string]string{
+		"add-headers": `{"headers":{"x-a":"1"}}`, "close-connection": `{}`, "custom-response": `{"status_code":200}`,
+		"deny": `{"status_code":401}`, "log": `{"metadata":{"k":"v"}}`, "redirect": `{"to":"https://example.com/"}`,
+		"rate-limit":     `{"name":"r","algorithm":"sliding_window","capacity":5,"rate":"60s","bucket_key":["conn.client_ip"]}`,
+		"remove-headers": `{"headers":["x-a"]}`, "restrict-ips": `{"allow":["10.0.0.0/8"]}`, "url-rewrite": `{"to":"https://h/x"}`,
+	}
 	for _, typ := range PolicyActionTypes {
-		value := fmt.Sprintf(`{"on_http_request":[{"actions":[{"type":%q}]}]}`, typ)
-		if _, err := TrafficPolicy(&api.TrafficPolicyModuleRequest{Value: &value}, PolicyOwnerHTTPSRoute); err != nil {
+		config, runs := configs[typ]
+		phase := "on_http_request"
+		if typ == "compress-response" {
+			config, runs, phase = `{"algorithms":["gzip"]}`, true, "on_http_response"
+		}
+		if !runs {
+			config = "{}"
+		}
+		value := fmt.Sprintf(`{%q:[{"actions":[{"type":%q,"config":%s}]}]}`, phase, typ, config)
+		_, err := TrafficPolicy(&api.TrafficPolicyModuleRequest{Value: &value}, PolicyOwnerHTTPSRoute)
+		if runs && err != nil {
 			t.Errorf("action type %s: %v", typ, err)
+		}
+		if !runs && (code(err) != "ERR_2236" || !strings.Contains(err.Error(), fmt.Sprintf("action 1 (%s): this server does not run this action type", typ))) {
+			t.Errorf("action type %s, not run here: %v", typ, err)
 		}
 	}
 	if _, err := TrafficPolicy(&api.TrafficPolicyModuleRequest{}, PolicyOwnerTCPEdge); code(err) != "ERR_2236" {
