@@ -36,6 +36,8 @@ import (
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
 	"github.com/warrenhq/terraform-provider-warren/internal/netguard"
+	"github.com/warrenhq/terraform-provider-warren/internal/rules"
+	"github.com/warrenhq/terraform-provider-warren/internal/webhook"
 )
 
 // Tunnels is how the edge reaches agents; the agent plane implements it.
@@ -90,6 +92,9 @@ type Options struct {
 	AllowPrivate []netip.Prefix
 	// StaticRootCAs verify static backends reached over TLS; nil for the system's.
 	StaticRootCAs *x509.CertPool
+	// SNSCerts fetches the signing certificates of the webhook_verification module's sns
+	// provider; nil for SNS's own hosts (sns.<region>.amazonaws.com) over HTTPS.
+	SNSCerts *webhook.SNSCerts
 	// MaxMetricSeries caps the edge/route label pairs of the metrics (10000); traffic of
 	// pairs beyond it is counted under edge="other".
 	MaxMetricSeries int
@@ -151,6 +156,8 @@ type Edge struct {
 	conns    sync.WaitGroup
 	closeCtx context.Context
 	cancel   context.CancelFunc
+
+	sns webhook.Verifier // the webhook_verification module's sns provider, its certificate cache kept across snapshots
 }
 
 // New compiles the first snapshot and returns the edge; no listener is served until a
@@ -167,6 +174,9 @@ func New(ctx context.Context, opts Options) (*Edge, error) {
 	e := &Edge{opts: opts, routing: routing, log: opts.Log, poke: make(chan struct{}, 1), tcp: map[int]net.Listener{}}
 	var err error
 	if e.sessions, err = session.CodecFor(opts.Store); err != nil {
+		return nil, err
+	}
+	if e.sns, err = webhook.New(rules.SecretlessWebhookProvider, "", webhook.Options{SNS: opts.SNSCerts}); err != nil {
 		return nil, err
 	}
 	e.closeCtx, e.cancel = context.WithCancel(context.Background())

@@ -21,6 +21,11 @@ const (
 	errMisdirected        = "ERR_8010" // 421: the Host is not the TLS server name
 	errDestinationRefused = "ERR_8011" // 502: a static backend's destination is not public and not allowed
 	errClientCert         = "ERR_8012" // 403: mutual TLS without a verified client certificate
+
+	// The webhook_verification module's (ERR_8030-8039).
+	errWebhookSignature    = "ERR_8030" // 403: no valid signature of the route's webhook provider
+	errWebhookBodyTooLarge = "ERR_8031" // 413: a body too large to check its signature
+	errWebhookUnsupported  = "ERR_8032" // 501: a provider whose signatures this server cannot check
 )
 
 // page answers a request with a short text page naming the Warren error code, also in the

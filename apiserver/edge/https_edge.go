@@ -123,6 +123,11 @@ func (c *compiler) routePipeline(p *pipeline, account string, doc *api.HTTPSEdge
 		return err
 	}
 	p.add(ips)
+	verify, err := c.webhookVerification(doc)
+	if err != nil {
+		return err
+	}
+	p.add(verify)
 	if h := compileHeaders(doc.RequestHeaders); h != nil {
 		p.add(requestHeaders{h})
 	}
