@@ -139,3 +139,13 @@ func checkAge(ts, now time.Time, tolerance time.Duration) error {
 	}
 	return nil
 }
+
+// Where says where provider's requests carry their signature (the documentation's table);
+// "" for a provider whose scheme is not known.
+func Where(provider string) string {
+	var where []string
+	for _, s := range providers[strings.ToLower(provider)].schemes {
+		where = append(where, s.doc())
+	}
+	return strings.Join(where, ", or ")
+}

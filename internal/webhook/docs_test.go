@@ -1,0 +1,34 @@
+package webhook_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/warrenhq/terraform-provider-warren/internal/rules"
+	"github.com/warrenhq/terraform-provider-warren/internal/webhook"
+)
+
+// TestDocsTable: the route's documentation lists every provider with the header checked
+// and the tolerance, as the table in this package says.
+func TestDocsTable(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("| Provider | Signature checked | Tolerance |\n|---|---|---|\n")
+	for _, p := range rules.WebhookProviders {
+		where, tol := webhook.Where(p), "none"
+		if where == "" {
+			where = "not known: every request refused (501 `ERR_8032`)"
+		}
+		if d := webhook.Tolerance(p); d > 0 {
+			tol = d.String()
+		}
+		b.WriteString("| `" + p + "` | " + where + " | " + tol + " |\n")
+	}
+	doc, err := os.ReadFile("../../templates/resources/https_edge_route.md.tmpl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), b.String()) {
+		t.Fatalf("templates/resources/https_edge_route.md.tmpl does not hold the providers' table; it should read:\n%s", b.String())
+	}
+}
