@@ -117,7 +117,9 @@ func (v *hmacVerifier) Verify(_ context.Context, r *Request) error {
 	if (v.tsHeader != "" || v.tsKey != "") && ts == "" {
 		return fmt.Errorf("%w: no signed timestamp", ErrMissing)
 	}
-	if v.maxAge > 0 {
+	if ts != "" {
+		// A timestamp that is not one is refused even where its age is not checked: the
+		// signed message cannot then be shifted between the timestamp and the body.
 		at, err := parseTime(ts, v.ts)
 		if err != nil {
 			return fmt.Errorf("%w: the timestamp %q: %v", ErrInvalid, ts, err)

@@ -85,7 +85,7 @@ var providers = map[string]provider{
 	"whatsapp":              of(hubSigs...),
 	"worldline":             of(bodyHMAC("X-GCS-Signature", "", sha256.New, b64Enc)),
 	"xero":                  of(bodyHMAC("X-Xero-Signature", "", sha256.New, b64Enc)),
-	"zendesk":               of(&hmacSig{header: "X-Zendesk-Webhook-Signature", tsHeader: "X-Zendesk-Webhook-Signature-Timestamp", msg: "{ts}{body}", hash: sha256.New, enc: b64Enc}),
+	"zendesk":               of(zendeskSig("{ts}{body}"), zendeskSig("{body}{ts}")),
 	"zoom":                  of(slackLike("X-Zm-Signature", "X-Zm-Request-Timestamp", 0)),
 }
 
@@ -126,6 +126,14 @@ func svixSig(prefix string) *hmacSig {
 func boxSig(header string) *hmacSig {
 	return &hmacSig{header: header, tsHeader: "box-delivery-timestamp", ts: rfc3339, maxAge: 10 * time.Minute,
 		msg: "{body}{ts}", hash: sha256.New, enc: b64Enc}
+}
+
+// zendeskSig is Zendesk's: base64 HMAC-SHA256 of the RFC 3339 timestamp and the body. Its
+// documentation says timestamp then body, and its published example signs body then
+// timestamp: either passes.
+func zendeskSig(msg string) *hmacSig {
+	return &hmacSig{header: "X-Zendesk-Webhook-Signature", tsHeader: "X-Zendesk-Webhook-Signature-Timestamp", ts: rfc3339,
+		msg: msg, hash: sha256.New, enc: b64Enc}
 }
 
 // plivoSig is Plivo's V2: base64 HMAC-SHA256 of the URL without its query, then the nonce.

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 )
@@ -145,7 +146,9 @@ func checkAge(ts, now time.Time, tolerance time.Duration) error {
 func Where(provider string) string {
 	var where []string
 	for _, s := range providers[strings.ToLower(provider)].schemes {
-		where = append(where, s.doc())
+		if d := s.doc(); !slices.Contains(where, d) {
+			where = append(where, d)
+		}
 	}
 	return strings.Join(where, ", or ")
 }

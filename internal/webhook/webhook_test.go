@@ -319,6 +319,9 @@ func TestProviders(t *testing.T) {
 // byte they do not.
 func TestPublishedExamples(t *testing.T) {
 	slackBody := "token=xyzz0WbapA4vBCDEFasx0q6G&team_id=T1DC2JH3J&team_domain=testteamnow&channel_id=G8PSS9T3V&channel_name=foobar&user_id=U2CERLKJA&user_name=roadrunner&command=%2Fwebhook-collect&text=&response_url=https%3A%2F%2Fhooks.slack.com%2Fcommands%2FT1DC2JH3J%2F397700885554%2F96rGlfmibIGlgcZRskXaIFfN&trigger_id=398738663015.47445629121.803a0bc887a14d10d2c447fce8b6703c"
+	boxBody := `{"type":"webhook_event","webhook":{"id":"1234567890"},"trigger":"FILE.UPLOADED","source":{"id":"1234567890","type":"file","name":"Test.txt"}}`
+	boxHeader := hdr("box-delivery-timestamp", "2020-01-01T00:00:00-07:00", "box-signature-primary", "6TfeAW3A1PASkgboxxA5yqHNKOwFyMWuEXny/FPD5hI=",
+		"box-signature-secondary", "v+1CD1Jdo3muIcbpv5lxxgPglOqMfsNHPV899xWYydo=")
 	twilioForm := "CallSid=CA1234567890ABCDE&Caller=%2B14158675309&Digits=1234&From=%2B14158675309&To=%2B18005551212"
 	for _, c := range []struct {
 		name, provider, secret, url, body string
@@ -340,6 +343,12 @@ func TestPublishedExamples(t *testing.T) {
 			hdr("Content-Type", "application/x-www-form-urlencoded", "X-Twilio-Signature", "kvajT1Ptam85bY51eRf/AJRuM3w="), time.Now()},
 		{"twilio JSON body", "twilio", "12345", "https://mycompany.com/myapp.php?foo=1&bar=2&bodySHA256=0a1ff7634d9ab3b95db5c9a2dfe9416e41502b283a80c7cf19632632f96e6620",
 			`{"property": "value", "boolean": true}`, hdr("Content-Type", "application/json", "X-Twilio-Signature", "a9nBmqA0ju/hNViExpshrM61xv4="), time.Now()},
+		// developer.box.com: signature verification (the Box SDKs' sample, keys SamplePrimaryKey and SampleSecondaryKey)
+		{"box primary", "box", "SamplePrimaryKey", hookURL, boxBody, boxHeader, time.Date(2020, 1, 1, 7, 5, 0, 0, time.UTC)},
+		{"box secondary", "box", "SampleSecondaryKey", hookURL, boxBody, boxHeader, time.Date(2020, 1, 1, 7, 5, 0, 0, time.UTC)},
+		// developer.zendesk.com: verifying webhook authenticity
+		{"zendesk", "zendesk", "HRkRd4BeOAoUkfZr-mhauJT64rvBASlJRoIyPsd3zeA=", hookURL, `{"say": "hello"}`,
+			hdr("X-Zendesk-Webhook-Signature-Timestamp", "2021-07-25T10:00:00Z", "X-Zendesk-Webhook-Signature", "tRDSF7URY8BLCDlaBcQ7FHu051Zk+aAB0NKMP53teMw="), time.Now()},
 		// docs.svix.com: verifying payloads manually
 		{"svix", "svix", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", hookURL, `{"test": 2432232314}`,
 			hdr("svix-id", "msg_p5jXN8AQM9LWM0D4loKWxJek", "svix-timestamp", "1614265330", "svix-signature", "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="), time.Unix(1614265330, 0)},
