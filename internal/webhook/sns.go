@@ -18,6 +18,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/sync/singleflight"
 )
 
 // Amazon SNS signs each message (notifications and subscription confirmations alike) with
@@ -41,6 +43,7 @@ var snsHost = regexp.MustCompile(`^sns\.[a-z0-9-]+\.amazonaws\.com(\.cn)?$`)
 type SNSCerts struct {
 	host   string // the one allowed host[:port]; "" for SNS's own
 	client *http.Client
+	group  singleflight.Group // one fetch per URL at a time
 	mu     sync.Mutex
 	certs  map[string]*rsa.PublicKey
 }
@@ -65,22 +68,36 @@ func (c *SNSCerts) key(ctx context.Context, rawURL string) (*rsa.PublicKey, erro
 	if c.host != "" && u.Host != c.host || c.host == "" && (u.Port() != "" || !snsHost.MatchString(u.Hostname())) {
 		return nil, fmt.Errorf("%w: SigningCertURL %q is not on an SNS host", ErrInvalid, rawURL)
 	}
-	c.mu.Lock()
-	key, ok := c.certs[rawURL]
-	c.mu.Unlock()
-	if ok {
+	if key := c.cached(rawURL); key != nil {
 		return key, nil
 	}
-	if key, err = c.fetch(ctx, rawURL); err != nil {
+	v, err, _ := c.group.Do(rawURL, func() (any, error) {
+		if key := c.cached(rawURL); key != nil {
+			return key, nil // fetched by a call that ended while this one waited to start
+		}
+		// Not the visitor's context: the fetch serves every request waiting on it.
+		key, err := c.fetch(context.WithoutCancel(ctx), rawURL)
+		if err != nil {
+			return nil, err
+		}
+		c.mu.Lock()
+		if len(c.certs) >= maxCachedCerts {
+			clear(c.certs)
+		}
+		c.certs[rawURL] = key
+		c.mu.Unlock()
+		return key, nil
+	})
+	if err != nil {
 		return nil, err
 	}
+	return v.(*rsa.PublicKey), nil
+}
+
+func (c *SNSCerts) cached(rawURL string) *rsa.PublicKey {
 	c.mu.Lock()
-	if len(c.certs) >= maxCachedCerts {
-		clear(c.certs)
-	}
-	c.certs[rawURL] = key
-	c.mu.Unlock()
-	return key, nil
+	defer c.mu.Unlock()
+	return c.certs[rawURL]
 }
 
 func (c *SNSCerts) fetch(ctx context.Context, rawURL string) (*rsa.PublicKey, error) {

@@ -144,3 +144,25 @@ func TestSNS(t *testing.T) {
 		t.Fatalf("a certificate of a local host with the default hosts: %v", err)
 	}
 }
+
+// TestSNSConcurrent: messages arriving together share one certificate fetch.
+func TestSNSConcurrent(t *testing.T) {
+	s := newSNSSigner(t)
+	v, _ := webhook.New("sns", "", webhook.Options{SNS: s.certs()})
+	reqs := make([]*webhook.Request, 16)
+	for i := range reqs {
+		reqs[i] = snsRequest(s.message(t, "Notification", "2"))
+	}
+	errs := make(chan error, len(reqs))
+	for _, r := range reqs {
+		go func() { errs <- v.Verify(t.Context(), r) }()
+	}
+	for range reqs {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := s.fetches.Load(); n != 1 {
+		t.Fatalf("the certificate was fetched %d times, want once", n)
+	}
+}
