@@ -1,9 +1,11 @@
 package webhook_test
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 	"github.com/warrenhq/terraform-provider-warren/internal/webhook"
@@ -19,8 +21,10 @@ func TestDocsTable(t *testing.T) {
 		if where == "" {
 			where = "not known: every request refused (501 `ERR_8032`)"
 		}
-		if d := webhook.Tolerance(p); d > 0 {
-			tol = d.String()
+		if d := webhook.Tolerance(p); d >= time.Minute {
+			tol = fmt.Sprintf("%d min", d/time.Minute)
+		} else if d > 0 {
+			tol = fmt.Sprintf("%d s", d/time.Second)
 		}
 		b.WriteString("| `" + p + "` | " + where + " | " + tol + " |\n")
 	}

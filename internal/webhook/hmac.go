@@ -69,10 +69,24 @@ const (
 
 func (s *hmacSig) tolerance() time.Duration { return s.maxAge }
 
+// doc names the headers read: the signature's, the timestamp's and those signed.
 func (s *hmacSig) doc() string {
-	d := "`" + s.header + "`"
+	names := []string{s.header}
 	if s.tsHeader != "" {
-		d += " and `" + s.tsHeader + "`"
+		names = append(names, s.tsHeader)
+	}
+	for _, p := range parseTemplate(s.msg) {
+		if h, ok := strings.CutPrefix(p.field, "h:"); ok {
+			names = append(names, h)
+		}
+	}
+	d := "`" + names[0] + "`"
+	for i, n := range names[1:] {
+		if i == len(names)-2 {
+			d += " and `" + n + "`"
+		} else {
+			d += ", `" + n + "`"
+		}
 	}
 	return d
 }

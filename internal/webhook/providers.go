@@ -62,7 +62,8 @@ var providers = map[string]provider{
 	"orbit":           {}, // Orbit's signing scheme is not published any more (the service closed)
 	"pagerduty":       of(&hmacSig{header: "X-PagerDuty-Signature", form: pairs, sigKey: "v1", msg: "{body}", hash: sha256.New, enc: hexEnc}),
 	"pinwheel":        of(&hmacSig{header: "X-Pinwheel-Signature", prefix: "v2=", tsHeader: "X-Timestamp", msg: "v2:{ts}:{body}", hash: sha256.New, enc: hexEnc}),
-	"plivo":           of(plivoSig("X-Plivo-Signature-V2"), plivoSig("X-Plivo-Signature-Ma-V2")),
+	"plivo": of(plivoV3{header: "X-Plivo-Signature-V3"}, plivoV3{header: "X-Plivo-Signature-Ma-V3"},
+		plivoSig("X-Plivo-Signature-V2"), plivoSig("X-Plivo-Signature-Ma-V2")),
 	"pusher":          of(bodyHMAC("X-Pusher-Signature", "", sha256.New, hexEnc)),
 	"sendgrid":        of(ecdsaSig{header: "X-Twilio-Email-Event-Webhook-Signature", tsHeader: "X-Twilio-Email-Event-Webhook-Timestamp"}),
 	"sentry":          of(bodyHMAC("Sentry-Hook-Signature", "", sha256.New, hexEnc)),

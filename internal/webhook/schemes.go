@@ -303,3 +303,69 @@ func (s contentful) verifier(secret string) (Verifier, error) {
 type verifierFunc func(ctx context.Context, r *Request) error
 
 func (f verifierFunc) Verify(ctx context.Context, r *Request) error { return f(ctx, r) }
+
+// plivoV3 is Plivo's V3 signature: a base64 HMAC-SHA256 of the URL rebuilt as Plivo's SDKs
+// build it (scheme://host/path, then "?" and the query sorted as name=value&…, then for a
+// POST "." and the form parameters sorted as namevalue…), then "." and the nonce. The
+// header may carry several signatures, comma-separated.
+type plivoV3 struct{ header string }
+
+const plivoV3Nonce = "X-Plivo-Signature-V3-Nonce"
+
+func (s plivoV3) doc() string              { return "`" + s.header + "` and `" + plivoV3Nonce + "`" }
+func (s plivoV3) tolerance() time.Duration { return 0 }
+func (s plivoV3) verifier(secret string) (Verifier, error) {
+	return verifierFunc(func(_ context.Context, r *Request) error {
+		sigs, nonce := r.Header.Get(s.header), r.Header.Get(plivoV3Nonce)
+		if sigs == "" || nonce == "" {
+			return fmt.Errorf("%w in %s and %s", ErrMissing, s.header, plivoV3Nonce)
+		}
+		u, err := url.Parse(r.URL)
+		if err != nil {
+			return fmt.Errorf("%w: the URL: %v", ErrInvalid, err)
+		}
+		params := map[string]string{}
+		if r.Method == http.MethodPost && isForm(r) {
+			form, _ := url.ParseQuery(string(r.Body))
+			for k, v := range form {
+				params[k] = v[0]
+			}
+		}
+		query := map[string]string{}
+		for k, v := range u.Query() {
+			query[k] = v[0]
+		}
+		sorted := func(m map[string]string, sep, join string) string {
+			var b strings.Builder
+			for i, k := range slices.Sorted(maps.Keys(m)) {
+				if i > 0 {
+					b.WriteString(join)
+				}
+				b.WriteString(k + sep + m[k])
+			}
+			return b.String()
+		}
+		msg := u.Scheme + "://" + u.Host + u.Path
+		if len(params) > 0 || len(query) > 0 {
+			msg += "?"
+		}
+		switch {
+		case r.Method == http.MethodGet:
+			maps.Copy(query, params)
+			msg += sorted(query, "=", "&")
+		case len(query) > 0:
+			msg += strings.TrimRight(sorted(query, "=", "&")+"."+sorted(params, "", ""), ".")
+		default:
+			msg += sorted(params, "", "")
+		}
+		mac := hmac.New(sha256.New, []byte(secret))
+		mac.Write([]byte(msg + "." + nonce))
+		want := mac.Sum(nil)
+		for sig := range strings.SplitSeq(sigs, ",") {
+			if got, ok := decode(strings.TrimSpace(sig), b64Enc); ok && hmac.Equal(got, want) {
+				return nil
+			}
+		}
+		return fmt.Errorf("%w (%s)", ErrInvalid, s.header)
+	}), nil
+}

@@ -370,6 +370,31 @@ func TestPublishedExamples(t *testing.T) {
 	}
 }
 
+// TestPlivoV3: Plivo's V3 signature over the URL, its sorted query, the sorted form
+// parameters of a POST and the nonce, as Plivo's SDKs compute it.
+func TestPlivoV3(t *testing.T) {
+	v, err := webhook.New("plivo", secret, webhook.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	form := []byte("To=15551234567&From=15557654321")
+	sig := b64(mac(sha256.New, secret, "https://hooks.example.test/in?b=2&x=1.From15557654321To15551234567.4242"))
+	r := &webhook.Request{Method: "POST", URL: "https://hooks.example.test/in?x=1&b=2", Body: form, Now: time.Now(),
+		Header: hdr("Content-Type", "application/x-www-form-urlencoded", "X-Plivo-Signature-V3-Nonce", "4242", "X-Plivo-Signature-V3", "bm90IGl0,"+sig)}
+	if err := v.Verify(t.Context(), r); err != nil {
+		t.Fatalf("a POST signed with V3: %v", err)
+	}
+	r.Body = []byte("To=15551234567&From=15550000000")
+	if err := v.Verify(t.Context(), r); !errors.Is(err, webhook.ErrInvalid) {
+		t.Fatalf("a changed parameter: %v", err)
+	}
+	get := &webhook.Request{Method: "GET", URL: "https://hooks.example.test/in?x=1&b=2", Now: time.Now(),
+		Header: hdr("X-Plivo-Signature-V3-Nonce", "4242", "X-Plivo-Signature-Ma-V3", b64(mac(sha256.New, secret, "https://hooks.example.test/in?b=2&x=1.4242")))}
+	if err := v.Verify(t.Context(), get); err != nil {
+		t.Fatalf("a GET signed with V3: %v", err)
+	}
+}
+
 // TestCheckSecret: a SendGrid verification key that is not a public key, or a VMware
 // secret without "::", cannot verify anything.
 func TestCheckSecret(t *testing.T) {
