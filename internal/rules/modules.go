@@ -261,7 +261,7 @@ func WebhookVerification(req *api.WebhookVerificationModuleRequest) (*api.Webhoo
 		return nil, violation("ERR_7154", "secret", "The webhook verification secret is %d bytes long; the maximum is %d bytes.", len(secret), MaxWebhookSecretBytes)
 	case secret != "":
 		if err := webhook.CheckSecret(provider, secret); err != nil {
-			return nil, violation("ERR_7107", "secret", "The secret cannot verify %s webhooks: %s.", Quote(provider), strings.TrimPrefix(err.Error(), "webhook: "+provider+": "))
+			return nil, violation("ERR_7107", "secret", "The secret cannot verify %s webhooks: %v.", Quote(provider), err)
 		}
 	}
 	return &api.WebhookVerificationModule{Enabled: enabled(req.Enabled), Provider: provider, Secret: secret}, nil

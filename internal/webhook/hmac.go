@@ -91,7 +91,7 @@ func (s *hmacSig) doc() string {
 	return d
 }
 
-func (s *hmacSig) verifier(secret string) (Verifier, error) {
+func (s *hmacSig) verifier(secret string, _ Options) (Verifier, error) {
 	key := []byte(secret)
 	switch s.key {
 	case base64Key:

@@ -9,11 +9,8 @@ import (
 )
 
 // provider is how one provider signs: the schemes a request may satisfy (any one), or
-// none known (its requests are refused), or SNS's certificates.
-type provider struct {
-	schemes []scheme
-	sns     bool
-}
+// none known (its requests are refused).
+type provider struct{ schemes []scheme }
 
 // providers are the module's providers (rules.WebhookProviders) and how each signs, from
 // each provider's own documentation. Tolerances are the providers' documented ones; a
@@ -21,7 +18,7 @@ type provider struct {
 var providers = map[string]provider{
 	"aftership": of(bodyHMAC("aftership-hmac-sha256", "", sha256.New, b64Enc), bodyHMAC("am-webhook-signature", "", sha256.New, b64Enc)),
 	"airship":   of(&hmacSig{header: "X-UA-Signature", tsHeader: "X-UA-Timestamp", msg: "{ts}:{body}", hash: sha256.New, enc: hexEnc}),
-	"sns":       {schemes: []scheme{snsScheme{}}, sns: true},
+	"sns":       of(snsScheme{}),
 	"autodesk":  of(bodyHMAC("x-adsk-signature", "sha1hash=", sha1.New, hexEnc)),
 	"bitbucket": of(bodyHMAC("X-Hub-Signature", "sha256=", sha256.New, hexEnc)),
 	"bolt":      of(bodyHMAC("X-Bolt-Hmac-Sha256", "", sha256.New, b64Enc)),

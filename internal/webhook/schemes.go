@@ -29,7 +29,7 @@ type token struct{ header string }
 
 func (s token) doc() string              { return "`" + s.header + "` (the secret itself)" }
 func (s token) tolerance() time.Duration { return 0 }
-func (s token) verifier(secret string) (Verifier, error) {
+func (s token) verifier(secret string, _ Options) (Verifier, error) {
 	return verifierFunc(func(_ context.Context, r *Request) error {
 		got := r.Header.Get(s.header)
 		if got == "" {
@@ -48,7 +48,7 @@ type basicAuth struct{}
 
 func (basicAuth) doc() string              { return "`Authorization` (Basic; the secret is `username::password`)" }
 func (basicAuth) tolerance() time.Duration { return 0 }
-func (basicAuth) verifier(secret string) (Verifier, error) {
+func (basicAuth) verifier(secret string, _ Options) (Verifier, error) {
 	user, pass, ok := strings.Cut(secret, "::")
 	if !ok {
 		return nil, errors.New(`the secret must be "username::password"`)
@@ -73,7 +73,7 @@ type urlParams struct{ header string }
 
 func (s urlParams) doc() string              { return "`" + s.header + "`" }
 func (s urlParams) tolerance() time.Duration { return 0 }
-func (s urlParams) verifier(secret string) (Verifier, error) {
+func (s urlParams) verifier(secret string, _ Options) (Verifier, error) {
 	return verifierFunc(func(_ context.Context, r *Request) error {
 		sig := r.Header.Get(s.header)
 		if sig == "" {
@@ -142,7 +142,7 @@ type mailgunBody struct{}
 
 func (mailgunBody) doc() string              { return "the body's `signature` (`timestamp`, `token`, `signature`)" }
 func (mailgunBody) tolerance() time.Duration { return 0 }
-func (mailgunBody) verifier(secret string) (Verifier, error) {
+func (mailgunBody) verifier(secret string, _ Options) (Verifier, error) {
 	return verifierFunc(func(_ context.Context, r *Request) error {
 		var sig struct{ Timestamp, Token, Signature string }
 		if isForm(r) {
@@ -179,7 +179,7 @@ type ecdsaSig struct{ header, tsHeader string }
 
 func (s ecdsaSig) doc() string              { return "`" + s.header + "` and `" + s.tsHeader + "`" }
 func (s ecdsaSig) tolerance() time.Duration { return 0 }
-func (s ecdsaSig) verifier(secret string) (Verifier, error) {
+func (s ecdsaSig) verifier(secret string, _ Options) (Verifier, error) {
 	der := []byte(secret)
 	if block, _ := pem.Decode([]byte(secret)); block != nil {
 		der = block.Bytes
@@ -216,7 +216,7 @@ type hygraph struct{}
 
 func (hygraph) doc() string              { return "`gcms-signature`" }
 func (hygraph) tolerance() time.Duration { return 0 }
-func (hygraph) verifier(secret string) (Verifier, error) {
+func (hygraph) verifier(secret string, _ Options) (Verifier, error) {
 	return verifierFunc(func(_ context.Context, r *Request) error {
 		raw := r.Header.Get("gcms-signature")
 		var sign, env, ts string
@@ -261,7 +261,7 @@ func (s contentful) doc() string {
 	return "`x-contentful-signature`, `x-contentful-signed-headers` and `x-contentful-timestamp`"
 }
 func (s contentful) tolerance() time.Duration { return s.maxAge }
-func (s contentful) verifier(secret string) (Verifier, error) {
+func (s contentful) verifier(secret string, _ Options) (Verifier, error) {
 	return verifierFunc(func(_ context.Context, r *Request) error {
 		sig, signed := r.Header.Get("x-contentful-signature"), r.Header.Get("x-contentful-signed-headers")
 		ts := r.Header.Get("x-contentful-timestamp")
@@ -314,7 +314,7 @@ const plivoV3Nonce = "X-Plivo-Signature-V3-Nonce"
 
 func (s plivoV3) doc() string              { return "`" + s.header + "` and `" + plivoV3Nonce + "`" }
 func (s plivoV3) tolerance() time.Duration { return 0 }
-func (s plivoV3) verifier(secret string) (Verifier, error) {
+func (s plivoV3) verifier(secret string, _ Options) (Verifier, error) {
 	return verifierFunc(func(_ context.Context, r *Request) error {
 		sigs, nonce := r.Header.Get(s.header), r.Header.Get(plivoV3Nonce)
 		if sigs == "" || nonce == "" {

@@ -203,11 +203,17 @@ func (v *snsVerifier) Verify(ctx context.Context, r *Request) error {
 	return nil
 }
 
-// snsScheme is the table's entry for SNS (built by New with its certificate cache).
+// snsScheme is SNS's entry of the table: no secret, the certificates of Options.SNS.
 type snsScheme struct{}
 
 func (snsScheme) doc() string {
 	return "the body's `Signature`, against the certificate at `SigningCertURL` (only from `sns.<region>.amazonaws.com`)"
 }
-func (snsScheme) tolerance() time.Duration          { return 0 }
-func (snsScheme) verifier(string) (Verifier, error) { return nil, errors.New("sns: built by New") }
+func (snsScheme) tolerance() time.Duration { return 0 }
+func (snsScheme) verifier(_ string, opts Options) (Verifier, error) {
+	certs := opts.SNS
+	if certs == nil {
+		certs = defaultSNSCerts
+	}
+	return &snsVerifier{certs: certs}, nil
+}

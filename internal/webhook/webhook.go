@@ -54,22 +54,23 @@ type Options struct {
 // whose scheme is not known, gives ErrUnsupported; a secret the scheme cannot use (a
 // SendGrid verification key that is not a public key) an error naming the provider.
 func New(provider, secret string, opts Options) (Verifier, error) {
-	p, ok := providers[strings.ToLower(provider)]
-	if !ok || p.schemes == nil {
-		return nil, fmt.Errorf("webhook: %s: %w", provider, ErrUnsupported)
+	v, err := build(provider, secret, opts)
+	if err != nil {
+		return nil, fmt.Errorf("webhook: %s: %w", provider, err)
 	}
-	if p.sns {
-		certs := opts.SNS
-		if certs == nil {
-			certs = defaultSNSCerts
-		}
-		return &snsVerifier{certs: certs}, nil
+	return v, nil
+}
+
+func build(provider, secret string, opts Options) (Verifier, error) {
+	p := providers[strings.ToLower(provider)]
+	if p.schemes == nil {
+		return nil, ErrUnsupported
 	}
 	var vs anyOf
 	for _, s := range p.schemes {
-		v, err := s.verifier(secret)
+		v, err := s.verifier(secret, opts)
 		if err != nil {
-			return nil, fmt.Errorf("webhook: %s: %w", provider, err)
+			return nil, err
 		}
 		vs = append(vs, v)
 	}
@@ -79,20 +80,19 @@ func New(provider, secret string, opts Options) (Verifier, error) {
 	return vs, nil
 }
 
-// CheckSecret reports whether secret can verify provider's requests (only a public key
-// provider's can fail), for the API to refuse a module that could never let a request
-// through.
+// CheckSecret says why secret cannot verify provider's requests (a SendGrid key that is not
+// a public key, a VMware secret without "::" …), nil when it can or the provider's scheme
+// is not known: for the API to refuse a module that could never let a request through.
 func CheckSecret(provider, secret string) error {
-	_, err := New(provider, secret, Options{})
-	if errors.Is(err, ErrUnsupported) {
-		return nil
+	if _, err := build(provider, secret, Options{}); err != nil && !errors.Is(err, ErrUnsupported) {
+		return err
 	}
-	return err
+	return nil
 }
 
 // scheme is a provider's way of signing, compiled with a secret into a verifier.
 type scheme interface {
-	verifier(secret string) (Verifier, error)
+	verifier(secret string, opts Options) (Verifier, error)
 	// doc says where the signature is, for the documentation table.
 	doc() string
 	// tolerance is how far the signed timestamp may be from now; 0 when none is checked.
