@@ -16,7 +16,9 @@ type provider struct{ schemes []scheme }
 // each provider's own documentation. Tolerances are the providers' documented ones; a
 // provider that documents none has its timestamp signed but not aged.
 var providers = map[string]provider{
-	"aftership": of(bodyHMAC("aftership-hmac-sha256", "", sha256.New, b64Enc), bodyHMAC("am-webhook-signature", "", sha256.New, b64Enc)),
+	// AfterShip's products use different headers, am-webhook-signature with or without a prefix.
+	"aftership": of(bodyHMAC("aftership-hmac-sha256", "", sha256.New, b64Enc), bodyHMAC("as-signature-hmac-sha256", "", sha256.New, b64Enc),
+		bodyHMAC("am-webhook-signature", "hmac-sha256=", sha256.New, b64Enc), bodyHMAC("am-webhook-signature", "", sha256.New, b64Enc)),
 	"airship":   of(&hmacSig{header: "X-UA-Signature", tsHeader: "X-UA-Timestamp", msg: "{ts}:{body}", hash: sha256.New, enc: hexEnc}),
 	"sns":       of(snsScheme{}),
 	"autodesk":  of(bodyHMAC("x-adsk-signature", "sha1hash=", sha1.New, hexEnc)),

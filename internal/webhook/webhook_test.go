@@ -315,6 +315,48 @@ func TestProviders(t *testing.T) {
 	}
 }
 
+// TestAlternatives: the other headers and forms a provider signs with pass too.
+func TestAlternatives(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	for name, c := range map[string]struct {
+		provider string
+		sign     func(string, time.Time) signed
+	}{
+		"aftership am-webhook-signature": {"aftership", bodyOnly("am-webhook-signature", "hmac-sha256=", sha256.New, b64)},
+		"aftership returns":              {"aftership", bodyOnly("as-signature-hmac-sha256", "", sha256.New, b64)},
+		"github SHA-1":                   {"github", bodyOnly("X-Hub-Signature", "sha1=", sha1.New, hx)},
+		"docusign second key":            {"docusign", bodyOnly("X-DocuSign-Signature-2", "", sha256.New, b64)},
+		"mongodb App Services":           {"mongodb", bodyOnly("Endpoint-Signature", "sha256=", sha256.New, hx)},
+		"square SHA-1": {"square", func(key string, _ time.Time) signed {
+			return signed{header: hdr("X-Square-Signature", b64(mac(sha1.New, key, hookURL+string(body))))}
+		}},
+		"buildkite token": {"buildkite", func(key string, _ time.Time) signed { return signed{header: hdr("X-Buildkite-Token", key)} }},
+		"svix unbranded":  {"svix", svixStyle("webhook")},
+		"box primary": {"box", func(key string, now time.Time) signed {
+			ts := now.UTC().Format(time.RFC3339)
+			return signed{header: hdr("box-delivery-timestamp", ts, "box-signature-primary", b64(mac(sha256.New, key, string(body)+ts)))}
+		}},
+		"zendesk body then timestamp": {"zendesk", func(key string, now time.Time) signed {
+			ts := now.UTC().Format(time.RFC3339)
+			return signed{header: hdr("X-Zendesk-Webhook-Signature-Timestamp", ts, "X-Zendesk-Webhook-Signature", b64(mac(sha256.New, key, string(body)+ts)))}
+		}},
+		"plivo main account V2": {"plivo", func(key string, _ time.Time) signed {
+			return signed{header: hdr("X-Plivo-Signature-V2-Nonce", "7", "X-Plivo-Signature-Ma-V2", b64(mac(sha256.New, key, "https://hooks.example.test/in7")))}
+		}},
+	} {
+		v, err := webhook.New(c.provider, secretOf(c.provider), webhook.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := v.Verify(t.Context(), request(c.sign(secretOf(c.provider), now), now)); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		if err := v.Verify(t.Context(), request(c.sign(otherSecret(c.provider), now), now)); !errors.Is(err, webhook.ErrInvalid) {
+			t.Errorf("%s with another secret: %v", name, err)
+		}
+	}
+}
+
 // TestPublishedExamples: the example signatures providers publish pass, with a changed
 // byte they do not.
 func TestPublishedExamples(t *testing.T) {
