@@ -128,6 +128,7 @@ func TestRouteValidation(t *testing.T) {
 		{route(map[string]any{"circuit_breaker": map[string]any{"num_buckets": 129}}), "ERR_7018"},
 		{route(map[string]any{"request_headers": map[string]any{"add": map[string]string{"X-A": "1", "x-a": "2"}}}), "ERR_7069"},
 		{route(map[string]any{"webhook_verification": map[string]any{"provider": "sns", "secret": "s"}}), "ERR_7026"},
+		{route(map[string]any{"webhook_verification": map[string]any{"provider": "sendgrid", "secret": "not a public key"}}), "ERR_7107"},
 		{route(map[string]any{"user_agent_filter": map[string]any{"deny": []string{"("}}}), "ERR_2090"},
 		{route(map[string]any{"traffic_policy": map[string]any{"value": tcpPolicy}}), "ERR_2248"},
 		{route(map[string]any{"oauth": map[string]any{"provider": map[string]any{}}}), "ERR_7037"},

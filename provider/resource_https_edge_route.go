@@ -116,7 +116,7 @@ var routeModules = moduleSlots[httpsEdgeRouteModel, api.HTTPSEdgeRouteCreate, ap
 		func(m *httpsEdgeRouteModel) *types.Object { return &m.ResponseHeaders },
 		func(in *api.HTTPSEdgeRouteCreate) **api.HeadersModuleRequest { return &in.ResponseHeaders },
 		func(r *api.HTTPSEdgeRoute) *api.HeadersModule { return r.ResponseHeaders }),
-	slot("webhook_verification", "only requests signed by the webhook provider get through. Not enforced by the server yet: while it is enabled, the route's requests are refused (501 `ERR_8004`, naming the module), never served without it.", webhookVerificationModule,
+	slot("webhook_verification", "only requests signed by the webhook provider, the way it signs (its header, payload, algorithm and timestamp tolerance, listed per provider in the `warren_https_edge_route` resource docs), get through, with their body byte for byte; others get 403 `ERR_8030` and never reach the upstream.", webhookVerificationModule,
 		func(m *httpsEdgeRouteModel) *types.Object { return &m.WebhookVerification },
 		func(in *api.HTTPSEdgeRouteCreate) **api.WebhookVerificationModuleRequest {
 			return &in.WebhookVerification

@@ -37,6 +37,8 @@ import (
 	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
 	"github.com/warrenhq/terraform-provider-warren/internal/netguard"
 	"github.com/warrenhq/terraform-provider-warren/internal/trafficpolicy"
+	"github.com/warrenhq/terraform-provider-warren/internal/rules"
+	"github.com/warrenhq/terraform-provider-warren/internal/webhook"
 )
 
 // Tunnels is how the edge reaches agents; the agent plane implements it.
@@ -93,6 +95,9 @@ type Options struct {
 	StaticRootCAs *x509.CertPool
 	// Now is the clock of the traffic policies' rate limits (time.Now); tests move it.
 	Now func() time.Time
+	// SNSCerts fetches the signing certificates of the webhook_verification module's sns
+	// provider; nil for SNS's own hosts (sns.<region>.amazonaws.com) over HTTPS.
+	SNSCerts *webhook.SNSCerts
 	// MaxMetricSeries caps the edge/route label pairs of the metrics (10000); traffic of
 	// pairs beyond it is counted under edge="other".
 	MaxMetricSeries int
@@ -158,6 +163,8 @@ type Edge struct {
 	conns    sync.WaitGroup
 	closeCtx context.Context
 	cancel   context.CancelFunc
+
+	sns webhook.Verifier // the webhook_verification module's sns provider, its certificate cache kept across snapshots
 }
 
 // New compiles the first snapshot and returns the edge; no listener is served until a
@@ -175,6 +182,9 @@ func New(ctx context.Context, opts Options) (*Edge, error) {
 		policy: policyRuntime{limits: trafficpolicy.NewLimits(), now: opts.Now}}
 	var err error
 	if e.sessions, err = session.CodecFor(opts.Store); err != nil {
+		return nil, err
+	}
+	if e.sns, err = webhook.New(rules.SecretlessWebhookProvider, "", webhook.Options{SNS: opts.SNSCerts}); err != nil {
 		return nil, err
 	}
 	e.closeCtx, e.cancel = context.WithCancel(context.Background())

@@ -28,6 +28,11 @@ const (
 	errRateLimited        = "ERR_8021" // 429: a traffic policy's rate-limit tripped
 	errPolicyFailed       = "ERR_8022" // 500: a traffic policy's expression or action failed to evaluate (logged)
 	errPolicyClosed       = "ERR_8023" // no answer: a traffic policy's close-connection closed the connection (access log only)
+
+	// The webhook_verification module's (ERR_8030-8039).
+	errWebhookSignature    = "ERR_8030" // 403: no valid signature of the route's webhook provider
+	errWebhookBodyTooLarge = "ERR_8031" // 413: a body too large to check its signature
+	errWebhookUnsupported  = "ERR_8032" // 501: a provider whose signatures this server cannot check
 )
 
 // page answers a request with a short text page naming the Warren error code, also in the

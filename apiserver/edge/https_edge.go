@@ -142,6 +142,11 @@ func (c *compiler) routePipeline(r *route, account string, doc *api.HTTPSEdgeRou
 	if policy.has(trafficpolicy.PhaseHTTPRequest) {
 		p.add(policyRequest{policy})
 	}
+	verify, err := c.webhookVerification(doc)
+	if err != nil {
+		return err
+	}
+	p.add(verify)
 	if h := compileHeaders(doc.RequestHeaders); h != nil {
 		p.add(requestHeaders{h})
 	}

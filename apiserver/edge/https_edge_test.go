@@ -112,18 +112,6 @@ func TestForwardedHeadersNotForgeable(t *testing.T) {
 	}
 }
 
-// TestModulesNotYetRefused: a route that enables a module of the next issue refuses its
-// traffic with a page naming it.
-func TestModulesNotYetRefused(t *testing.T) {
-	e := newEnv(t)
-	b := e.create("/backends/http_response", map[string]any{"status_code": 200, "body": "ok"})
-	e.httpsEdge("hook.example.test", b, map[string]any{"webhook_verification": map[string]any{"provider": "github", "secret": "s3cr3t"}})
-	body := e.expectPage(e.client(), "https://hook.example.test/", http.StatusNotImplemented, "ERR_8004")
-	if !strings.Contains(body, "webhook_verification") {
-		t.Fatalf("the page does not name the module: %q", body)
-	}
-}
-
 // TestNoTunnelAndUpstreamFailure: a tunnel group with no tunnel online is 503 ERR_8005; a
 // tunnel whose app is down is 502 ERR_8006; a route without a backend 503 ERR_8008.
 func TestNoTunnelAndUpstreamFailure(t *testing.T) {

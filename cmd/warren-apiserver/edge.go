@@ -14,12 +14,14 @@ import (
 	"github.com/warrenhq/terraform-provider-warren/apiserver/edge"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/cliflags"
+	"github.com/warrenhq/terraform-provider-warren/internal/webhook"
 )
 
 // edgeConfig is the traffic plane's part of the command line: without a listener flag the
 // server serves the API only.
 type edgeConfig struct {
 	httpsListen, httpListen, tcpHost, allowPrivate string
+	snsCertHost                                    string
 	dialTimeout, handshakeTimeout, idleTimeout     time.Duration
 	readHeaderTimeout, responseHeaderTimeout       time.Duration
 
@@ -31,6 +33,7 @@ func defineEdgeFlags(fs *cliflags.Set, e *edgeConfig) {
 	fs.String(&e.httpListen, "edge-http-listen", "WARREN_EDGE_HTTP_LISTEN", "", "address of the edge's plain HTTP listener, for agent endpoints of proto http (off when empty)")
 	fs.String(&e.tcpHost, "edge-tcp-host", "WARREN_EDGE_TCP_HOST", "", "host on which the port of every reserved TCP address is opened, for TCP edges and tcp agent endpoints (off when empty)")
 	fs.String(&e.allowPrivate, "edge-allow-private-backends", "WARREN_EDGE_ALLOW_PRIVATE_BACKENDS", "", "comma-separated CIDRs that static backends may dial although not public (loopback, private, link-local and the like are refused by default)")
+	fs.String(&e.snsCertHost, "webhook-sns-cert-host", "WARREN_WEBHOOK_SNS_CERT_HOST", "", "the one host (host or host:port) the webhook_verification module's sns provider fetches signing certificates from, over HTTPS; empty for Amazon SNS's own, sns.<region>.amazonaws.com (for tests and private SNS endpoints)")
 	fs.Duration(&e.dialTimeout, "edge-dial-timeout", "WARREN_EDGE_DIAL_TIMEOUT", 10*time.Second, "longest wait to open a stream to a tunnel or dial a static backend")
 	fs.Duration(&e.handshakeTimeout, "edge-handshake-timeout", "WARREN_EDGE_HANDSHAKE_TIMEOUT", 10*time.Second, "longest time a visitor may take for its TLS ClientHello and handshake")
 	fs.Duration(&e.readHeaderTimeout, "edge-read-header-timeout", "WARREN_EDGE_READ_HEADER_TIMEOUT", 10*time.Second, "longest time a visitor may take to send a request's headers")
@@ -104,6 +107,7 @@ func startEdge(ctx context.Context, cfg *edgeConfig, l *edgeListeners, db store.
 		Store: db, Tunnels: srv.EdgeTunnels(), Registerer: srv.MetricsRegisterer(), Log: log.Named("edge"),
 		DialTimeout: cfg.dialTimeout, HandshakeTimeout: cfg.handshakeTimeout, IdleTimeout: cfg.idleTimeout,
 		ReadHeaderTimeout: cfg.readHeaderTimeout, ResponseHeaderTimeout: cfg.responseHeaderTimeout, AllowPrivate: cfg.allow,
+		SNSCerts: webhook.NewSNSCerts(cfg.snsCertHost, nil),
 	})
 	if err != nil {
 		return nil, err

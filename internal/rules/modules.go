@@ -14,6 +14,7 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
+	"github.com/warrenhq/terraform-provider-warren/internal/webhook"
 )
 
 // Edge and route modules (details.md §8, §10.1, §12). Each module function turns a module's
@@ -235,8 +236,10 @@ func headerName(field, name string) error {
 // WebhookVerification checks a webhook_verification module (§8.8, §10.1): the provider is
 // required (ERR_7029) and one of WebhookProviders (ERR_7030), matched case-insensitively and
 // kept as sent. sns takes no secret (ERR_7026), every other provider needs one (ERR_7027),
-// at most MaxWebhookSecretBytes long (ERR_7154). An empty secret counts as none. Messages
-// never repeat the secret.
+// at most MaxWebhookSecretBytes long (ERR_7154), and of the shape the provider's scheme
+// needs (ERR_7107: SendGrid's public key, VMware's "username::password", a base64 Teams
+// token, a whsec_ Svix secret). An empty secret counts as none. Messages never repeat the
+// secret.
 func WebhookVerification(req *api.WebhookVerificationModuleRequest) (*api.WebhookVerificationModule, error) {
 	if req.Provider == nil || *req.Provider == "" {
 		return nil, violation("ERR_7029", "provider", "The webhook verification provider is missing.")
@@ -256,6 +259,10 @@ func WebhookVerification(req *api.WebhookVerificationModuleRequest) (*api.Webhoo
 		return nil, violation("ERR_7027", "secret", "The webhook verification provider %s requires a secret.", Quote(provider))
 	case len(secret) > MaxWebhookSecretBytes:
 		return nil, violation("ERR_7154", "secret", "The webhook verification secret is %d bytes long; the maximum is %d bytes.", len(secret), MaxWebhookSecretBytes)
+	case secret != "":
+		if err := webhook.CheckSecret(provider, secret); err != nil {
+			return nil, violation("ERR_7107", "secret", "The secret cannot verify %s webhooks: %v.", Quote(provider), err)
+		}
 	}
 	return &api.WebhookVerificationModule{Enabled: enabled(req.Enabled), Provider: provider, Secret: secret}, nil
 }

@@ -149,6 +149,10 @@ func TestWebhookVerification(t *testing.T) {
 		{"sns secret", api.WebhookVerificationModuleRequest{Provider: ptr("sns"), Secret: ptr(secret)}, "ERR_7026", "secret", nil},
 		{"no secret", api.WebhookVerificationModuleRequest{Provider: ptr("github")}, "ERR_7027", "secret", nil},
 		{"long secret", api.WebhookVerificationModuleRequest{Provider: ptr("github"), Secret: ptr(secret + strings.Repeat("x", MaxWebhookSecretBytes))}, "ERR_7154", "secret", nil},
+		{"sendgrid key not a key", api.WebhookVerificationModuleRequest{Provider: ptr("SendGrid"), Secret: ptr(secret)}, "ERR_7107", "secret", nil},
+		{"vmware without ::", api.WebhookVerificationModuleRequest{Provider: ptr("vmware"), Secret: ptr(secret)}, "ERR_7107", "secret", nil},
+		{"svix secret not base64", api.WebhookVerificationModuleRequest{Provider: ptr("svix"), Secret: ptr("whsec_" + secret)}, "ERR_7107", "secret", nil},
+		{"vmware", api.WebhookVerificationModuleRequest{Provider: ptr("vmware"), Secret: ptr("hooks::" + secret)}, "", "", &api.WebhookVerificationModule{Enabled: true, Provider: "vmware", Secret: "hooks::" + secret}},
 	} {
 		got, err := WebhookVerification(&tt.req)
 		want(t, tt.name, got, err, tt.code, tt.fld, tt.out)
