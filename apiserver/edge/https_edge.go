@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 )
@@ -52,6 +53,10 @@ func (c *compiler) route(o *store.Object) *route {
 	var doc api.HTTPSEdgeRoute
 	err := json.Unmarshal(o.Doc, &doc)
 	if err == nil {
+		err = kinds.RevealRouteSecrets(&doc, o.Secret)
+	}
+	if err == nil {
+		doc.ID = o.ID
 		r.exact, r.match = doc.MatchType == "exact_path", doc.Match
 		r.notYet = routeNotYet(&doc)
 		if err = c.routePipeline(&r.pipeline, o.AccountID, &doc); err == nil {
@@ -123,6 +128,8 @@ func (c *compiler) routePipeline(p *pipeline, account string, doc *api.HTTPSEdge
 		return err
 	}
 	p.add(ips)
+	p.add(compileOAuth(doc.ID, doc.Match, doc.OAuth))
+	p.add(compileOIDC(doc.ID, doc.Match, doc.OIDC))
 	if h := compileHeaders(doc.RequestHeaders); h != nil {
 		p.add(requestHeaders{h})
 	}
