@@ -299,19 +299,28 @@ func (e *env) loginClient(idpCerts ...*x509.Certificate) *http.Client {
 // returns the status and body the visitor ends with.
 func (f *fakeIdP) signIn(c *http.Client, pageURL, email string) (int, string) {
 	f.t.Helper()
+	return signInVia(f.t, c, pageURL, "Sign in to "+f.provider, email)
+}
+
+// signInVia visits pageURL, expects to land on a provider's sign-in form (its page says
+// marker) and submits it as email, as a browser would; it returns where the visitor ends.
+func signInVia(t *testing.T, c *http.Client, pageURL, marker, email string) (int, string) {
+	t.Helper()
 	resp, err := c.Get(pageURL)
 	if err != nil {
-		f.t.Fatal(err)
+		t.Fatal(err)
 	}
 	page := readAll(resp)
-	if resp.StatusCode != 200 || !strings.Contains(page, "Sign in to "+f.provider) {
-		f.t.Fatalf("GET %s: not at %s's sign-in page: %d %q", pageURL, f.provider, resp.StatusCode, page)
+	if resp.StatusCode != 200 || !strings.Contains(page, marker) {
+		t.Fatalf("GET %s: not at the sign-in page %q: %d %q", pageURL, marker, resp.StatusCode, page)
 	}
 	form := resp.Request.URL.Query()
 	form.Set("email", email)
-	resp, err = c.PostForm(f.srv.URL+"/authorize", form)
+	action := *resp.Request.URL
+	action.RawQuery = ""
+	resp, err = c.PostForm(action.String(), form)
 	if err != nil {
-		f.t.Fatal(err)
+		t.Fatal(err)
 	}
 	return resp.StatusCode, readAll(resp)
 }
