@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/edge/session"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
@@ -29,6 +30,10 @@ type route struct {
 	notYet   string // an enabled module this server does not enforce: traffic refused
 	pipeline pipeline
 	backend  backend // nil: no backend module, or disabled
+
+	// signIn: an authentication module (oauth, oidc, saml) is enabled, which serves the
+	// reserved paths (session.PathPrefix) of the edge's hosts (one route of an edge at most).
+	signIn bool
 }
 
 func (c *compiler) httpsEdge(o *store.Object, routes []*store.Object) *httpsEdge {
@@ -59,6 +64,7 @@ func (c *compiler) route(o *store.Object) *route {
 		doc.ID = o.ID
 		r.exact, r.match = doc.MatchType == "exact_path", doc.Match
 		r.notYet = routeNotYet(&doc)
+		r.signIn = doc.OAuth != nil && doc.OAuth.Enabled || doc.OIDC != nil && doc.OIDC.Enabled || doc.SAML != nil && doc.SAML.Enabled
 		if err = c.routePipeline(&r.pipeline, o.AccountID, &doc); err == nil {
 			r.backend, err = c.backendModule(o.AccountID, doc.Backend)
 		}
@@ -95,6 +101,12 @@ func (e *Edge) serveHTTPSEdge(w http.ResponseWriter, r *http.Request, s *Snapsho
 		return
 	}
 	i := slices.IndexFunc(edge.routes, func(rt *route) bool { return rt.matches(r.URL.Path) })
+	if strings.HasPrefix(r.URL.Path, session.PathPrefix) {
+		// The provider comes back to the host, whatever path the protected route matches.
+		if j := slices.IndexFunc(edge.routes, func(rt *route) bool { return rt.signIn }); j >= 0 {
+			i = j
+		}
+	}
 	if i < 0 {
 		e.page(w, v, http.StatusNotFound, errNoRoute, "No route of this edge matches the path.")
 		return

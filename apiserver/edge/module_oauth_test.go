@@ -304,3 +304,39 @@ func TestOAuthManagedApp(t *testing.T) {
 		t.Fatal("no log line about the missing managed app")
 	}
 }
+
+// TestOAuthOnPathRoute: the module on a route that matches /admin only: the provider's
+// callback on the host reaches it, the visitor ends on the page it asked for, and the
+// edge's other route is served without a sign-in. A login begun by a POST comes back to the
+// route's match.
+func TestOAuthOnPathRoute(t *testing.T) {
+	o := newOAuthEnv(t, []string{"gitlab"})
+	f := o.idps["gitlab"]
+	edgeID, _ := o.httpsEdge("paths.example.test", o.backend, nil)
+	o.create("/edges/https/"+edgeID+"/routes", map[string]any{"match_type": "path_prefix", "match": "/admin",
+		"backend": map[string]any{"backend_id": o.backend}, "oauth": map[string]any{"provider": map[string]any{"gitlab": f.app(nil)}}})
+
+	status, body, _ := o.get(o.client(), "https://paths.example.test/open")
+	if status != 200 || !strings.Contains(body, "GET /open provider= email= ") {
+		t.Fatalf("the open route: %d %q", status, body)
+	}
+	c := o.loginClient(o.certs...)
+	status, body = f.signIn(c, "https://paths.example.test/admin/users?id=7", "alice@example.com")
+	if status != 200 || !strings.Contains(body, "GET /admin/users?id=7 provider=gitlab email=alice@example.com ") {
+		t.Fatalf("the protected route: %d %q", status, body)
+	}
+
+	c = o.loginClient(o.certs...)
+	resp, err := noFollow(c).Post("https://paths.example.test/admin/form", "text/plain", strings.NewReader("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusFound || !strings.HasPrefix(resp.Header.Get("Location"), f.srv.URL+"/authorize?") {
+		t.Fatalf("a POST without a session: %d %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	status, body = signInVia(t, c, resp.Header.Get("Location"), "Sign in to gitlab", "alice@example.com")
+	if status != 200 || !strings.Contains(body, "GET /admin provider=gitlab email=alice@example.com ") {
+		t.Fatalf("after a sign-in begun by a POST: %d %q", status, body)
+	}
+}
