@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
@@ -90,8 +91,11 @@ func TestOAuthLoginInBrowser(t *testing.T) {
 		t.Fatalf("an idle session did not go back to the provider: %v", err)
 	}
 
-	other := browsertest.New(t)
-	if got := browserSignIn(t, other, page, "Sign in to github", "mallory@evil.example"); !strings.Contains(got, "403 Forbidden") || !strings.Contains(got, "ERR_8020") {
+	// Another visitor in the same browser: its cookies cleared.
+	if _, err := chromedp.Call(ctx, network.ClearBrowserCookies, cdp.Empty{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := browserSignIn(t, ctx, page, "Sign in to github", "mallory@evil.example"); !strings.Contains(got, "403 Forbidden") || !strings.Contains(got, "ERR_8020") {
 		t.Fatalf("mallory's browser got %q", got)
 	}
 }

@@ -76,13 +76,16 @@ const loginTTL = 10 * time.Minute
 
 // Errors of an identity provider, as the visitor's page tells them.
 var (
-	// errNoManagedApp: the module uses the managed app of a provider the operator did not
-	// configure (server flags --oauth-<provider>-client-id and -client-secret).
-	errNoManagedApp = errors.New("no managed app")
 	// errLoginRefused: the provider refused the code or the token (a 4xx answer, a bad ID
 	// token): the login fails, the provider works.
 	errLoginRefused = errors.New("the identity provider refused the login")
 )
+
+// noManagedApp: the module uses the managed app of a provider the operator did not
+// configure (server flags --oauth-<provider>-client-id and -client-secret).
+type noManagedApp struct{ provider string }
+
+func (e noManagedApp) Error() string { return "no managed OAuth app for " + e.provider }
 
 // providerError is an identity provider that could not be reached or failed.
 type providerError struct{ err error }
@@ -265,11 +268,12 @@ func (l *login) deny(w http.ResponseWriter, x *exchange, id signedIn) {
 // fail answers a login that the provider or the configuration stopped.
 func (l *login) fail(w http.ResponseWriter, x *exchange, err error) {
 	var pe providerError
+	var na noManagedApp
 	switch {
-	case errors.Is(err, errNoManagedApp):
+	case errors.As(err, &na):
 		x.e.log.Warn("edge: a route uses the managed OAuth app of a provider this server has no app for; set its --oauth-<provider>-client-id and --oauth-<provider>-client-secret",
-			zap.String("route_id", l.routeID), zap.Error(err))
-		x.refuse(w, http.StatusServiceUnavailable, errAuthNoApp, "The route signs in with the service's managed app for %v, which this server does not have: its operator must configure it.", err)
+			zap.String("route_id", l.routeID), zap.String("provider", na.provider))
+		x.refuse(w, http.StatusServiceUnavailable, errAuthNoApp, "The route signs in with the service's managed %s app, which this server does not have: its operator must configure it.", na.provider)
 	case errors.As(err, &pe):
 		x.e.log.Warn("edge: an identity provider failed", zap.String("route_id", l.routeID), zap.Error(err))
 		x.refuse(w, http.StatusBadGateway, errAuthProvider, "The identity provider could not be reached or failed; try again later.")

@@ -131,7 +131,7 @@ func (o *oauthLogin) config(x *exchange, redirect string) (*oauth2.Config, strin
 	case op.ClientID != "" && op.ClientSecret != "":
 		cfg.ClientID, cfg.ClientSecret = op.ClientID, op.ClientSecret
 	default:
-		return nil, "", fmt.Errorf("%w: %s", errNoManagedApp, o.provider)
+		return nil, "", noManagedApp{o.provider}
 	}
 	return cfg, strings.TrimSuffix(apiURL, "/"), nil
 }

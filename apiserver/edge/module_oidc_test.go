@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/golang-jwt/jwt/v5"
 	"github.com/oauth2-proxy/mockoidc"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/edge"
@@ -54,7 +55,12 @@ func newOIDCProvider(t *testing.T) *oidcProvider {
 			}
 			email := r.PostForm.Get("email")
 			local, _, _ := strings.Cut(email, "@")
-			m.QueueUser(&mockoidc.MockUser{Subject: "sub-" + local, Email: email, EmailVerified: true, PreferredUsername: local})
+			user := &mockoidc.MockUser{Subject: "sub-" + local, Email: email, EmailVerified: true, PreferredUsername: local}
+			if strings.HasPrefix(local, "unverified") {
+				m.QueueUser(unverifiedUser{user})
+			} else {
+				m.QueueUser(user)
+			}
 			next.ServeHTTP(w, r)
 		})
 	})
@@ -64,6 +70,18 @@ func newOIDCProvider(t *testing.T) *oidcProvider {
 	}
 	t.Cleanup(func() { _ = m.Shutdown() })
 	return p
+}
+
+// unverifiedUser is a user whose ID token says "email_verified": false (mockoidc's own
+// users leave the claim out when false).
+type unverifiedUser struct{ *mockoidc.MockUser }
+
+func (u unverifiedUser) Claims(_ []string, base *mockoidc.IDTokenClaims) (jwt.Claims, error) {
+	return &struct {
+		*mockoidc.IDTokenClaims
+		Email         string `json:"email"`
+		EmailVerified bool   `json:"email_verified"`
+	}{base, u.Email, false}, nil
 }
 
 // module is an oidc module signing in at p.
@@ -78,8 +96,8 @@ func (p *oidcProvider) module(extra map[string]any) map[string]any {
 const oidcMarker = "Sign in to the OIDC provider"
 
 // TestOIDCLogin: discovery from the issuer, the sign-in with nonce and PKCE, the ID token
-// verified; the upstream receives the claims as identity headers. An idle session goes back
-// to the provider.
+// verified; the upstream receives the claims as identity headers, and not an e-mail address
+// the provider says is unverified. An idle session goes back to the provider.
 func TestOIDCLogin(t *testing.T) {
 	p := newOIDCProvider(t)
 	e := newEnv(t)
@@ -99,6 +117,11 @@ func TestOIDCLogin(t *testing.T) {
 	status, body, _ = e.get(c, "https://oidc.example.test/again", "Warren-Auth-User-Id", "root")
 	if status != 200 || !strings.Contains(body, "email=alice@example.com id=sub-alice ") {
 		t.Fatalf("signed in: %d %q", status, body)
+	}
+
+	status, body = signInVia(t, e.loginClient(), "https://oidc.example.test/", oidcMarker, "unverified@example.com")
+	if status != 200 || !strings.Contains(body, "provider=oidc email= id=sub-unverified ") {
+		t.Fatalf("an unverified e-mail address: %d %q", status, body)
 	}
 
 	e.reseal(c, "oidc.example.test", session.CookieName(""), id, func(s *session.Session) { s.Seen = time.Now().Add(-6 * time.Minute) })
