@@ -56,9 +56,12 @@ func newOIDCProvider(t *testing.T) *oidcProvider {
 			email := r.PostForm.Get("email")
 			local, _, _ := strings.Cut(email, "@")
 			user := &mockoidc.MockUser{Subject: "sub-" + local, Email: email, EmailVerified: true, PreferredUsername: local}
-			if strings.HasPrefix(local, "unverified") {
+			switch {
+			case strings.HasPrefix(local, "unverified"):
 				m.QueueUser(unverifiedUser{user})
-			} else {
+			case strings.HasPrefix(local, "replayed"):
+				m.QueueUser(otherNonceUser{user})
+			default:
 				m.QueueUser(user)
 			}
 			next.ServeHTTP(w, r)
@@ -84,6 +87,16 @@ func (u unverifiedUser) Claims(_ []string, base *mockoidc.IDTokenClaims) (jwt.Cl
 	}{base, u.Email, false}, nil
 }
 
+// otherNonceUser gets an ID token whose nonce is not the one of the login (a token replayed
+// from another sign-in).
+type otherNonceUser struct{ *mockoidc.MockUser }
+
+func (u otherNonceUser) Claims(scope []string, base *mockoidc.IDTokenClaims) (jwt.Claims, error) {
+	other := *base
+	other.Nonce = "nonce-of-another-login"
+	return u.MockUser.Claims(scope, &other)
+}
+
 // module is an oidc module signing in at p.
 func (p *oidcProvider) module(extra map[string]any) map[string]any {
 	m := map[string]any{"issuer": p.Issuer(), "client_id": p.ClientID, "client_secret": p.ClientSecret}
@@ -97,7 +110,8 @@ const oidcMarker = "Sign in to the OIDC provider"
 
 // TestOIDCLogin: discovery from the issuer, the sign-in with nonce and PKCE, the ID token
 // verified; the upstream receives the claims as identity headers, and not an e-mail address
-// the provider says is unverified. An idle session goes back to the provider.
+// the provider says is unverified; an ID token with another nonce fails the sign-in. An idle
+// session goes back to the provider.
 func TestOIDCLogin(t *testing.T) {
 	p := newOIDCProvider(t)
 	e := newEnv(t)
@@ -122,6 +136,11 @@ func TestOIDCLogin(t *testing.T) {
 	status, body = signInVia(t, e.loginClient(), "https://oidc.example.test/", oidcMarker, "unverified@example.com")
 	if status != 200 || !strings.Contains(body, "provider=oidc email= id=sub-unverified ") {
 		t.Fatalf("an unverified e-mail address: %d %q", status, body)
+	}
+
+	status, body = signInVia(t, e.loginClient(), "https://oidc.example.test/", oidcMarker, "replayed@example.com")
+	if status != http.StatusBadRequest || !strings.Contains(body, "ERR_8021") {
+		t.Fatalf("an ID token with another login's nonce: %d %q", status, body)
 	}
 
 	e.reseal(c, "oidc.example.test", session.CookieName(""), id, func(s *session.Session) { s.Seen = time.Now().Add(-6 * time.Minute) })
