@@ -97,7 +97,7 @@ type Options struct {
 	// OAuth configures the oauth module's providers by name ("github", "google" …): their
 	// endpoints elsewhere (tests, GitHub Enterprise) and the service-managed app that
 	// modules without a client_id sign in with. A provider left out keeps its public
-	// endpoints and has no managed app (such modules are refused, ERR_8023).
+	// endpoints and has no managed app (such modules are refused, ERR_8043).
 	OAuth map[string]OAuthProvider
 	// AuthRootCAs verify the identity providers the oauth and oidc modules call; nil for
 	// the system's.

@@ -21,10 +21,11 @@ const (
 	errMisdirected        = "ERR_8010" // 421: the Host is not the TLS server name
 	errDestinationRefused = "ERR_8011" // 502: a static backend's destination is not public and not allowed
 	errClientCert         = "ERR_8012" // 403: mutual TLS without a verified client certificate
-	errAuthDenied         = "ERR_8020" // 403: signed in, but the oauth or oidc module's allow rules do not admit the identity
-	errAuthLogin          = "ERR_8021" // 400: a sign-in could not complete (no or expired login, state mismatch, code or token refused)
-	errAuthProvider       = "ERR_8022" // 502: the identity provider could not be reached or failed
-	errAuthNoApp          = "ERR_8023" // 503: the oauth module uses a managed app this server is not configured with
+	errAuthDenied         = "ERR_8040" // 403: signed in, but the authentication module's rules (oauth/oidc allow rules, saml authorized_groups) do not admit the identity
+	errAuthLogin          = "ERR_8041" // 400: a sign-in could not complete (no or expired login, state mismatch, code or token refused)
+	errAuthProvider       = "ERR_8042" // 502: the identity provider could not be reached or failed
+	errAuthNoApp          = "ERR_8043" // 503: the oauth module uses a managed app this server is not configured with
+	errAuthPath           = "ERR_8044" // 404: an unknown path under the reserved /_warren/auth/ of an edge with an authentication module
 )
 
 // page answers a request with a short text page naming the Warren error code, also in the

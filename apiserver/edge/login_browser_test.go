@@ -95,7 +95,7 @@ func TestOAuthLoginInBrowser(t *testing.T) {
 	if _, err := chromedp.Call(ctx, network.ClearBrowserCookies, cdp.Empty{}); err != nil {
 		t.Fatal(err)
 	}
-	if got := browserSignIn(t, ctx, page, "Sign in to github", "mallory@evil.example"); !strings.Contains(got, "403 Forbidden") || !strings.Contains(got, "ERR_8020") {
+	if got := browserSignIn(t, ctx, page, "Sign in to github", "mallory@evil.example"); !strings.Contains(got, "403 Forbidden") || !strings.Contains(got, "ERR_8040") {
 		t.Fatalf("mallory's browser got %q", got)
 	}
 }

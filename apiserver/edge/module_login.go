@@ -124,7 +124,7 @@ func (l *login) serve(w http.ResponseWriter, r *http.Request, x *exchange, next 
 		_, _ = w.Write([]byte("You are signed out.\n"))
 		return
 	case strings.HasPrefix(r.URL.Path, session.PathPrefix):
-		x.refuse(w, http.StatusNotFound, errNoRoute, "%s is reserved for the sign-in; nothing is served there.", r.URL.Path)
+		x.refuse(w, http.StatusNotFound, errAuthPath, "%s is reserved for the sign-in; nothing is served there.", r.URL.Path)
 		return
 	case r.Method == http.MethodOptions && l.passOptions:
 		session.StripCookies(r, l.cookie, l.stateCookie)

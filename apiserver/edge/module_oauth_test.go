@@ -97,7 +97,7 @@ func TestOAuthProviders(t *testing.T) {
 			}
 			// mallory is in neither list.
 			status, body = f.signIn(o.loginClient(o.certs...), "https://"+host+"/", "mallory@evil.example")
-			if status != http.StatusForbidden || !strings.Contains(body, "ERR_8020") || !strings.Contains(body, "mallory@evil.example") {
+			if status != http.StatusForbidden || !strings.Contains(body, "ERR_8040") || !strings.Contains(body, "mallory@evil.example") {
 				t.Fatalf("mallory: %d %q", status, body)
 			}
 		})
@@ -265,7 +265,7 @@ func TestOAuthLogoutAndOptions(t *testing.T) {
 		t.Fatalf("logout: %d %q", status, body)
 	}
 	expectLogin(t, c, "https://pass.example.test/", f)
-	o.expectPage(c, "https://pass.example.test"+session.PathPrefix+"other", http.StatusNotFound, "ERR_8002")
+	o.expectPage(c, "https://pass.example.test"+session.PathPrefix+"other", http.StatusNotFound, "ERR_8044")
 
 	for host, want := range map[string]int{"pass.example.test": 200, "closed.example.test": http.StatusFound} {
 		req, _ := http.NewRequest("OPTIONS", "https://"+host+"/cors", nil)
@@ -279,7 +279,7 @@ func TestOAuthLogoutAndOptions(t *testing.T) {
 		}
 	}
 	// A callback without a login under way, or with another state, is refused.
-	o.expectPage(o.loginClient(o.certs...), "https://closed.example.test"+session.CallbackPath+"?code=x&state=y", http.StatusBadRequest, "ERR_8021")
+	o.expectPage(o.loginClient(o.certs...), "https://closed.example.test"+session.CallbackPath+"?code=x&state=y", http.StatusBadRequest, "ERR_8041")
 }
 
 // TestOAuthManagedApp: a module without client_id signs in with the server's managed app
@@ -296,7 +296,7 @@ func TestOAuthManagedApp(t *testing.T) {
 	if got := g.authorize[0].Get("client_id"); got != g.clientID {
 		t.Fatalf("the managed app's client_id: %q", got)
 	}
-	body := o.expectPage(o.loginClient(o.certs...), "https://unmanaged.example.test/", http.StatusServiceUnavailable, "ERR_8023")
+	body := o.expectPage(o.loginClient(o.certs...), "https://unmanaged.example.test/", http.StatusServiceUnavailable, "ERR_8043")
 	if !strings.Contains(body, "gitlab") {
 		t.Fatalf("the page does not name the provider: %q", body)
 	}

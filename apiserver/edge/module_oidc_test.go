@@ -139,7 +139,7 @@ func TestOIDCLogin(t *testing.T) {
 	}
 
 	status, body = signInVia(t, e.loginClient(), "https://oidc.example.test/", oidcMarker, "replayed@example.com")
-	if status != http.StatusBadRequest || !strings.Contains(body, "ERR_8021") {
+	if status != http.StatusBadRequest || !strings.Contains(body, "ERR_8041") {
 		t.Fatalf("an ID token with another login's nonce: %d %q", status, body)
 	}
 
@@ -161,11 +161,11 @@ func TestOIDCProviderDown(t *testing.T) {
 	e := newEnv(t, func(o *edge.Options) { o.AuthTimeout = 2 * time.Second })
 	b := e.create("/backends/http_response", map[string]any{"status_code": 200, "body": "ok"})
 	e.httpsEdge("down.example.test", b, map[string]any{"oidc": map[string]any{"issuer": "http://" + closedAddr(t) + "/oidc", "client_id": "c", "client_secret": "s"}})
-	e.expectPage(e.client(), "https://down.example.test/", http.StatusBadGateway, "ERR_8022")
+	e.expectPage(e.client(), "https://down.example.test/", http.StatusBadGateway, "ERR_8042")
 
 	e.httpsEdge("badsecret.example.test", b, map[string]any{"oidc": p.module(map[string]any{"client_secret": "wrong"})})
 	status, body := signInVia(t, e.loginClient(), "https://badsecret.example.test/", oidcMarker, "alice@example.com")
-	if status != http.StatusBadRequest || !strings.Contains(body, "ERR_8021") {
+	if status != http.StatusBadRequest || !strings.Contains(body, "ERR_8041") {
 		t.Fatalf("a wrong client secret: %d %q", status, body)
 	}
 }
