@@ -75,7 +75,7 @@ var httpsEdgeRoutes = &family[route, *route, api.HTTPSEdgeRouteCreate, api.HTTPS
 		return nil
 	},
 	hide:   hideRouteSecrets,
-	reveal: revealRouteSecrets,
+	reveal: kinds.RevealRouteSecrets,
 	unique: func(_ string, r *route) []string { return []string{kinds.RouteMatchKey(r.EdgeID, r.Match)} },
 	duplicate: func(c *call, tx store.Tx, dup *store.DuplicateError) error {
 		return apierr.WithDetail(apierr.BadRequest("ERR_7126", "The match must be unique within the edge; route %s has it.", dup.HolderID), "param", "match")
@@ -142,30 +142,6 @@ var samlModule = moduleDef[*route, api.SAMLModuleRequest, api.SAMLModule]{
 	},
 }.erase()
 
-// moduleSecrets points at the module secrets of r: the OAuth app's client secret (nil
-// without an app), the OIDC client secret and the webhook verification secret (nil without
-// the module).
-func moduleSecrets(r *route) (oauth **string, oidc, webhook *string) {
-	if r.OAuth != nil {
-		p := &r.OAuth.Provider
-		for _, app := range []*api.OAuthApp{p.Facebook, p.Microsoft, p.Google, p.LinkedIn, p.GitLab, p.Twitch, p.Amazon} {
-			if app != nil {
-				oauth = &app.ClientSecret
-			}
-		}
-		if p.GitHub != nil {
-			oauth = &p.GitHub.ClientSecret
-		}
-	}
-	if r.OIDC != nil {
-		oidc = &r.OIDC.ClientSecret
-	}
-	if r.WebhookVerification != nil {
-		webhook = &r.WebhookVerification.Secret
-	}
-	return oauth, oidc, webhook
-}
-
 // hideRouteSecrets is the route family's hide: a deep copy of r (through JSON, so that no
 // module, app or string is shared with r or the request r was built from) whose module
 // secrets are "", and secret with them; a module that is gone takes its secret along.
@@ -185,7 +161,7 @@ func hideRouteSecrets(r *route, secret []byte) (*route, []byte, error) {
 		return nil, nil, err
 	}
 	sec.OAuthClientSecret, sec.OIDCClientSecret, sec.WebhookSecret = "", "", ""
-	oauth, oidc, webhook := moduleSecrets(hidden)
+	oauth, oidc, webhook := kinds.RouteModuleSecrets(hidden)
 	if oauth != nil && *oauth != nil && **oauth != "" {
 		sec.OAuthClientSecret, *oauth = **oauth, new(string)
 	}
@@ -202,29 +178,6 @@ func hideRouteSecrets(r *route, secret []byte) (*route, []byte, error) {
 	return hidden, sealed, err
 }
 
-// revealRouteSecrets is the route family's reveal: the module secrets from the secret
-// column into a decoded route. A document from before they moved still holds them.
-func revealRouteSecrets(r *route, secret []byte) error {
-	if len(secret) == 0 {
-		return nil
-	}
-	var sec kinds.RouteSecret
-	if err := json.Unmarshal(secret, &sec); err != nil {
-		return err
-	}
-	oauth, oidc, webhook := moduleSecrets(r)
-	if oauth != nil && sec.OAuthClientSecret != "" {
-		*oauth = &sec.OAuthClientSecret
-	}
-	if oidc != nil && sec.OIDCClientSecret != "" {
-		*oidc = sec.OIDCClientSecret
-	}
-	if webhook != nil && sec.WebhookSecret != "" {
-		*webhook = sec.WebhookSecret
-	}
-	return nil
-}
-
 // upgradeRouteSecrets moves the module secrets of a route stored before they were sealed
 // out of its document (store.Upgrader, run at start-up); a route without any in its
 // document is left as it is, so a second run changes nothing.
@@ -233,7 +186,7 @@ func upgradeRouteSecrets(o *store.Object) (bool, error) {
 	if err := json.Unmarshal(o.Doc, &r); err != nil {
 		return false, err
 	}
-	oauth, oidc, webhook := moduleSecrets(&r)
+	oauth, oidc, webhook := kinds.RouteModuleSecrets(&r)
 	if (oauth == nil || *oauth == nil || **oauth == "") && (oidc == nil || *oidc == "") && (webhook == nil || *webhook == "") {
 		return false, nil
 	}

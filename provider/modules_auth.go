@@ -90,9 +90,9 @@ func oauthAppMembers() []member {
 	return append(append([]member{
 		{name: "client_id", kind: kindString, desc: "Your own OAuth app's client ID; without it (and the secret) the service's managed app is used (not for amazon and facebook)."},
 	}, secretMembers("client_secret", "OAuth app's client secret; given with `client_id`")...),
-		member{name: "scopes", kind: kindStrings, desc: "Scopes to request; only with your own app."},
-		member{name: "email_addresses", kind: kindStrings, desc: "Lowercase e-mail addresses allowed to sign in."},
-		member{name: "email_domains", kind: kindStrings, desc: "Lowercase e-mail domains allowed to sign in."},
+		member{name: "scopes", kind: kindStrings, desc: "Scopes to request beside those the edge needs to read the identity; only with your own app."},
+		member{name: "email_addresses", kind: kindStrings, desc: "Lowercase e-mail addresses allowed to sign in (the provider's verified address). Any one rule admits; with no rule set, anyone who signs in at the provider is admitted."},
+		member{name: "email_domains", kind: kindStrings, desc: "Lowercase e-mail domains allowed to sign in (the domain of the verified address)."},
 	)
 }
 
@@ -168,7 +168,7 @@ func oauthAppOf(r *api.OAuthApp, prior *oauthAppModel) oauthAppModel {
 
 var oauthModule = module[oauthModuleModel, api.OAuthModuleRequest, api.OAuthModule]{
 	members: append(sessionMembers(rules.DefaultOAuthCookiePrefix),
-		member{name: "auth_check_interval", kind: kindInt, def: int64(0), desc: "Seconds between checks that the user may still sign in; 0: not enforced."},
+		member{name: "auth_check_interval", kind: kindInt, def: int64(0), desc: "Seconds after which the user is read again at the provider's user API with the sign-in's access token; a token the provider refuses, or an identity the rules no longer admit, ends the session. 0: never checked again."},
 		member{name: "provider", kind: kindObject, required: true, members: oauthProviderMembers(), desc: "The identity provider: exactly one member."},
 	),
 	expand: func(m, config *oauthModuleModel) *api.OAuthModuleRequest {
@@ -255,7 +255,7 @@ var oidcModule = module[oidcModuleModel, api.OIDCModuleRequest, api.OIDCModule]{
 		member{name: "issuer", kind: kindString, required: true, desc: "The OpenID Connect issuer URL."},
 		member{name: "client_id", kind: kindString, required: true, desc: "The client ID at the issuer."},
 	), append(secretMembers("client_secret", "client secret at the issuer; required (as a value or write-only)"),
-		member{name: "scopes", kind: kindStrings, desc: "Scopes to request."})...),
+		member{name: "scopes", kind: kindStrings, desc: "Scopes to request; `openid` is always asked for (`openid email profile` when empty)."})...),
 	expand: func(m, config *oidcModuleModel) *api.OIDCModuleRequest {
 		var wo types.String
 		if config != nil {

@@ -122,7 +122,7 @@ var routeModules = moduleSlots[httpsEdgeRouteModel, api.HTTPSEdgeRouteCreate, ap
 			return &in.WebhookVerification
 		},
 		func(r *api.HTTPSEdgeRoute) *api.WebhookVerificationModule { return r.WebhookVerification }),
-	slot("oauth", "users sign in with an OAuth provider. At most one of `oauth`, `oidc` and `saml` may be enabled on a route, and on one route of an edge. Not enforced by the server yet: while it is enabled, the route's requests are refused (501 `ERR_8004`, naming the module), never served without it.", oauthModule,
+	slot("oauth", "users sign in with an OAuth provider: a visitor without a session is redirected to the provider and comes back to `https://<host>/_warren/auth/callback` (register it with your OAuth app for every host of the edge); the upstream receives `Warren-Auth-Provider`, `Warren-Auth-User-Id`, `Warren-Auth-User-Email` and `Warren-Auth-User-Name` (see Sign-in below). At most one of `oauth`, `oidc` and `saml` may be enabled on a route, and on one route of an edge.", oauthModule,
 		func(m *httpsEdgeRouteModel) *types.Object { return &m.OAuth },
 		func(in *api.HTTPSEdgeRouteCreate) **api.OAuthModuleRequest { return &in.OAuth },
 		func(r *api.HTTPSEdgeRoute) *api.OAuthModule { return r.OAuth }),
@@ -130,7 +130,7 @@ var routeModules = moduleSlots[httpsEdgeRouteModel, api.HTTPSEdgeRouteCreate, ap
 		func(m *httpsEdgeRouteModel) *types.Object { return &m.SAML },
 		func(in *api.HTTPSEdgeRouteCreate) **api.SAMLModuleRequest { return &in.SAML },
 		func(r *api.HTTPSEdgeRoute) *api.SAMLModule { return r.SAML }),
-	slot("oidc", "users sign in with an OpenID Connect issuer. At most one of `oauth`, `oidc` and `saml` may be enabled on a route, and on one route of an edge. Not enforced by the server yet: while it is enabled, the route's requests are refused (501 `ERR_8004`, naming the module), never served without it.", oidcModule,
+	slot("oidc", "users sign in with an OpenID Connect issuer: a visitor without a session is redirected to the issuer and comes back to `https://<host>/_warren/auth/callback` (register it with the client for every host of the edge); the ID token is verified and the upstream receives `Warren-Auth-Provider` (`oidc`), `Warren-Auth-User-Id` (`sub`), `Warren-Auth-User-Email` and `Warren-Auth-User-Name` (see Sign-in below). At most one of `oauth`, `oidc` and `saml` may be enabled on a route, and on one route of an edge.", oidcModule,
 		func(m *httpsEdgeRouteModel) *types.Object { return &m.OIDC },
 		func(in *api.HTTPSEdgeRouteCreate) **api.OIDCModuleRequest { return &in.OIDC },
 		func(r *api.HTTPSEdgeRoute) *api.OIDCModule { return r.OIDC }),

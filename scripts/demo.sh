@@ -2,7 +2,7 @@
 # make demo: start warren-apiserver on a fresh embedded database, apply examples/quickstart
 # through a dev_overrides CLI config, show the outputs, prove the next plan is empty,
 # serve a request through the quickstart's edge and an agent to a small local app, show one
-# refused by a module, destroy, and stop the server. Needs the binaries in ./bin, terraform,
+# refused by a module and one sent to a sign-in, destroy, and stop the server. Needs the binaries in ./bin, terraform,
 # curl and openssl on PATH.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -64,6 +64,7 @@ step "Starting warren-apiserver on 127.0.0.1:$port (API) and 127.0.0.1:$edge_por
 token=$("$bin/warren-apiserver" token)
 WARREN_LISTEN="127.0.0.1:$port" WARREN_DATABASE="$work/warren.db" WARREN_BOOTSTRAP_API_KEY="$token" \
   WARREN_EDGE_HTTPS_LISTEN="127.0.0.1:$edge_port" \
+  WARREN_OAUTH_GITHUB_CLIENT_ID=warren-demo WARREN_OAUTH_GITHUB_CLIENT_SECRET=warren-demo-secret \
   WARREN_EVENT_ENDPOINT_OBSERVABILITY="http://127.0.0.1:$sink_port" \
   WARREN_LOG_LEVEL=warn "$bin/warren-apiserver" &
 server_pid=$!
@@ -144,6 +145,15 @@ if [ "$status" != 403 ]; then
   exit 1
 fi
 
+step "A protected route: /account sends a visitor without a session to GitHub to sign in (oauth)"
+edge -o /dev/null -D "$work/login.txt" "https://app.example.com:$edge_port/account/orders"
+location=$(grep -i '^location:' "$work/login.txt" | tr -d '\r' | cut -d' ' -f2-)
+echo "$(head -1 "$work/login.txt" | tr -d '\r') -> $location"
+case "$location" in
+  https://github.com/login/oauth/authorize?*client_id=warren-demo*) ;;
+  *) echo "demo: /account should redirect to GitHub's sign-in" >&2; exit 1 ;;
+esac
+
 step "terraform plan after apply: expecting no changes"
 set +e
 terraform plan -detailed-exitcode -input=false -no-color >"$work/plan.txt" 2>&1
@@ -170,4 +180,4 @@ step "Stopping the server"
 kill "$server_pid"
 wait "$server_pid" 2>/dev/null || true
 server_pid=""
-echo "Demo finished: apply, a request served through the edge, one refused by a module, an empty plan and destroy all worked."
+echo "Demo finished: apply, a request served through the edge, one refused by a module, one sent to a sign-in, an empty plan and destroy all worked."

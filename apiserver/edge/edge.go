@@ -15,6 +15,7 @@ package edge
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -101,6 +102,17 @@ type Options struct {
 	// MaxMetricSeries caps the edge/route label pairs of the metrics (10000); traffic of
 	// pairs beyond it is counted under edge="other".
 	MaxMetricSeries int
+	// OAuth configures the oauth module's providers by name ("github", "google" …): their
+	// endpoints elsewhere (tests, GitHub Enterprise) and the service-managed app that
+	// modules without a client_id sign in with. A provider left out keeps its public
+	// endpoints and has no managed app (such modules are refused, ERR_8043).
+	OAuth map[string]OAuthProvider
+	// AuthRootCAs verify the identity providers the oauth and oidc modules call; nil for
+	// the system's.
+	AuthRootCAs *x509.CertPool
+	// AuthTimeout bounds each call to an identity provider: a token exchange, a user API
+	// call, an OIDC discovery (10 s).
+	AuthTimeout time.Duration
 }
 
 func (o *Options) setDefaults() {
@@ -115,6 +127,7 @@ func (o *Options) setDefaults() {
 	def(&o.ReadHeaderTimeout, 10*time.Second)
 	def(&o.IdleTimeout, 120*time.Second)
 	def(&o.ResponseHeaderTimeout, 60*time.Second)
+	def(&o.AuthTimeout, 10*time.Second)
 	if o.MaxHeaderBytes <= 0 {
 		o.MaxHeaderBytes = 64 << 10
 	}
@@ -137,6 +150,11 @@ type Edge struct {
 	log      *zap.Logger
 	metrics  *metrics
 	policy   policyRuntime
+
+	// authClient calls identity providers (Options.AuthRootCAs, AuthTimeout); discovery
+	// caches the OIDC issuers' documents.
+	authClient *http.Client
+	discovery  discoveries
 
 	snap atomic.Pointer[Snapshot]
 	// changes counts the local routing commits and the moves of the revision seen by the
@@ -188,6 +206,9 @@ func New(ctx context.Context, opts Options) (*Edge, error) {
 		return nil, err
 	}
 	e.closeCtx, e.cancel = context.WithCancel(context.Background())
+	authTransport := http.DefaultTransport.(*http.Transport).Clone()
+	authTransport.TLSClientConfig = &tls.Config{RootCAs: opts.AuthRootCAs}
+	e.authClient = &http.Client{Transport: authTransport, Timeout: opts.AuthTimeout}
 	e.metrics = newMetrics(opts.Registerer, opts.MaxMetricSeries)
 	e.dialer = &net.Dialer{Timeout: opts.DialTimeout, Control: netguard.Guard{Allow: opts.AllowPrivate}.Control}
 	e.transport = e.newTransport()

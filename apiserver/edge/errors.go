@@ -33,6 +33,13 @@ const (
 	errWebhookSignature    = "ERR_8030" // 403: no valid signature of the route's webhook provider
 	errWebhookBodyTooLarge = "ERR_8031" // 413: a body too large to check its signature
 	errWebhookUnsupported  = "ERR_8032" // 501: a provider whose signatures this server cannot check
+
+	// The sign-in modules' (oauth, oidc, saml; ERR_8040-8049).
+	errAuthDenied   = "ERR_8040" // 403: signed in, but the authentication module's rules (oauth/oidc allow rules, saml authorized_groups) do not admit the identity
+	errAuthLogin    = "ERR_8041" // 400: a sign-in could not complete (no or expired login, state mismatch, code or token refused)
+	errAuthProvider = "ERR_8042" // 502: the identity provider could not be reached or failed
+	errAuthNoApp    = "ERR_8043" // 503: the oauth module uses a managed app this server is not configured with
+	errAuthPath     = "ERR_8044" // 404: an unknown path under the reserved /_warren/auth/ of an edge with an authentication module
 )
 
 // page answers a request with a short text page naming the Warren error code, also in the

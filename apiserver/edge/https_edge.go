@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/edge/session"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
@@ -30,6 +32,10 @@ type route struct {
 	notYet   string // an enabled module this server does not enforce: traffic refused
 	pipeline pipeline
 	backend  backend // nil: no backend module, or disabled
+
+	// signIn: an authentication module (oauth, oidc, saml) is enabled, which serves the
+	// reserved paths (session.PathPrefix) of the edge's hosts (one route of an edge at most).
+	signIn bool
 }
 
 func (c *compiler) httpsEdge(o *store.Object, routes []*store.Object) *httpsEdge {
@@ -54,8 +60,13 @@ func (c *compiler) route(o *store.Object) *route {
 	var doc api.HTTPSEdgeRoute
 	err := json.Unmarshal(o.Doc, &doc)
 	if err == nil {
+		err = kinds.RevealRouteSecrets(&doc, o.Secret)
+	}
+	if err == nil {
+		doc.ID = o.ID
 		r.exact, r.match = doc.MatchType == "exact_path", doc.Match
 		r.notYet = routeNotYet(&doc)
+		r.signIn = doc.OAuth != nil && doc.OAuth.Enabled || doc.OIDC != nil && doc.OIDC.Enabled || doc.SAML != nil && doc.SAML.Enabled
 		if err = c.routePipeline(r, o.AccountID, &doc); err == nil {
 			r.backend, err = c.backendModule(o.AccountID, doc.Backend)
 		}
@@ -92,6 +103,12 @@ func (e *Edge) serveHTTPSEdge(w http.ResponseWriter, r *http.Request, s *Snapsho
 		return
 	}
 	i := slices.IndexFunc(edge.routes, func(rt *route) bool { return rt.matches(r.URL.Path) })
+	if strings.HasPrefix(r.URL.Path, session.PathPrefix) {
+		// The provider comes back to the host, whatever path the protected route matches.
+		if j := slices.IndexFunc(edge.routes, func(rt *route) bool { return rt.signIn }); j >= 0 {
+			i = j
+		}
+	}
 	if i < 0 {
 		e.page(w, v, http.StatusNotFound, errNoRoute, "No route of this edge matches the path.")
 		return
@@ -147,6 +164,8 @@ func (c *compiler) routePipeline(r *route, account string, doc *api.HTTPSEdgeRou
 		return err
 	}
 	p.add(verify)
+	p.add(compileOAuth(doc.ID, doc.Match, doc.OAuth))
+	p.add(compileOIDC(doc.ID, doc.Match, doc.OIDC))
 	if h := compileHeaders(doc.RequestHeaders); h != nil {
 		p.add(requestHeaders{h})
 	}

@@ -140,8 +140,6 @@ func module[M any](name string, m *M, enabled func(*M) bool) namedModule {
 // routeNotYet and edgeNotYet: the modules traffic cannot go through yet.
 func routeNotYet(r *api.HTTPSEdgeRoute) string {
 	return notYet(
-		module("oauth", r.OAuth, func(m *api.OAuthModule) bool { return m.Enabled }),
 		module("saml", r.SAML, func(m *api.SAMLModule) bool { return m.Enabled }),
-		module("oidc", r.OIDC, func(m *api.OIDCModule) bool { return m.Enabled }),
 	)
 }

@@ -1,6 +1,10 @@
 package kinds
 
-import "github.com/warrenhq/terraform-provider-warren/internal/api"
+import (
+	"encoding/json"
+
+	"github.com/warrenhq/terraform-provider-warren/internal/api"
+)
 
 // The shapes of the secret columns (store.Object.Secret): server-only data, never rendered.
 
@@ -81,6 +85,54 @@ func awsAuth(t *api.EventTarget) *api.AWSAuth {
 		return t.DataStream.Auth
 	case t.LogGroup != nil:
 		return t.LogGroup.Auth
+	}
+	return nil
+}
+
+// RouteModuleSecrets points at the module secrets of r: the OAuth app's client secret (nil
+// without an app), the OIDC client secret and the webhook verification secret (nil without
+// the module).
+func RouteModuleSecrets(r *api.HTTPSEdgeRoute) (oauth **string, oidc, webhook *string) {
+	if r.OAuth != nil {
+		p := &r.OAuth.Provider
+		for _, app := range []*api.OAuthApp{p.Facebook, p.Microsoft, p.Google, p.LinkedIn, p.GitLab, p.Twitch, p.Amazon} {
+			if app != nil {
+				oauth = &app.ClientSecret
+			}
+		}
+		if p.GitHub != nil {
+			oauth = &p.GitHub.ClientSecret
+		}
+	}
+	if r.OIDC != nil {
+		oidc = &r.OIDC.ClientSecret
+	}
+	if r.WebhookVerification != nil {
+		webhook = &r.WebhookVerification.Secret
+	}
+	return oauth, oidc, webhook
+}
+
+// RevealRouteSecrets puts the module secrets of a route's secret column (RouteSecret) into
+// its decoded document, where they are stored as "" (the API's answers, the edge's
+// modules). A document from before they moved still holds them.
+func RevealRouteSecrets(r *api.HTTPSEdgeRoute, secret []byte) error {
+	if len(secret) == 0 {
+		return nil
+	}
+	var sec RouteSecret
+	if err := json.Unmarshal(secret, &sec); err != nil {
+		return err
+	}
+	oauth, oidc, webhook := RouteModuleSecrets(r)
+	if oauth != nil && sec.OAuthClientSecret != "" {
+		*oauth = &sec.OAuthClientSecret
+	}
+	if oidc != nil && sec.OIDCClientSecret != "" {
+		*oidc = sec.OIDCClientSecret
+	}
+	if webhook != nil && sec.WebhookSecret != "" {
+		*webhook = sec.WebhookSecret
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"net/url"
 	"strings"
 	"time"
 
@@ -12,9 +13,11 @@ import (
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/edge"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/edge/session"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/cliflags"
 	"github.com/warrenhq/terraform-provider-warren/internal/webhook"
+	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
 
 // edgeConfig is the traffic plane's part of the command line: without a listener flag the
@@ -26,6 +29,9 @@ type edgeConfig struct {
 	readHeaderTimeout, responseHeaderTimeout       time.Duration
 
 	allow []netip.Prefix // derived by check
+
+	// oauth are the --oauth-<provider>-* flags by provider name: endpoints and managed app.
+	oauth map[string]*edge.OAuthProvider
 }
 
 func defineEdgeFlags(fs *cliflags.Set, e *edgeConfig) {
@@ -39,6 +45,30 @@ func defineEdgeFlags(fs *cliflags.Set, e *edgeConfig) {
 	fs.Duration(&e.readHeaderTimeout, "edge-read-header-timeout", "WARREN_EDGE_READ_HEADER_TIMEOUT", 10*time.Second, "longest time a visitor may take to send a request's headers")
 	fs.Duration(&e.idleTimeout, "edge-idle-timeout", "WARREN_EDGE_IDLE_TIMEOUT", 120*time.Second, "longest wait between two requests of a kept-alive visitor connection, and longest a TCP or TLS stream may carry nothing either way")
 	fs.Duration(&e.responseHeaderTimeout, "edge-response-header-timeout", "WARREN_EDGE_RESPONSE_HEADER_TIMEOUT", 60*time.Second, "longest wait for an upstream's response headers (then 504 ERR_8009)")
+	e.oauth = map[string]*edge.OAuthProvider{}
+	for _, name := range rules.OAuthProviders {
+		p := &edge.OAuthProvider{}
+		e.oauth[name] = p
+		flag := func(v *string, what, help string) {
+			fs.String(v, "oauth-"+name+"-"+what, "WARREN_OAUTH_"+strings.ToUpper(name)+"_"+strings.ToUpper(strings.ReplaceAll(what, "-", "_")), "", help)
+		}
+		flag(&p.ClientID, "client-id", "client ID of the service-managed "+name+" OAuth app, which oauth modules without a client_id sign in with (their routes are refused without it); register https://<each route host>"+session.CallbackPath+" as its callback URL")
+		flag(&p.ClientSecret, "client-secret", "client secret of the service-managed "+name+" OAuth app")
+		flag(&p.AuthURL, "auth-url", "the "+name+" OAuth authorization URL, instead of the public one (tests, self-hosted providers)")
+		flag(&p.TokenURL, "token-url", "the "+name+" OAuth token URL, instead of the public one")
+		flag(&p.APIURL, "api-url", "base URL of the "+name+" user API, instead of the public one (GitHub Enterprise: https://<host>/api/v3)")
+	}
+}
+
+// oauthProviders are the OAuth providers the operator configured (edge.Options.OAuth).
+func (e *edgeConfig) oauthProviders() map[string]edge.OAuthProvider {
+	out := map[string]edge.OAuthProvider{}
+	for name, p := range e.oauth {
+		if *p != (edge.OAuthProvider{}) {
+			out[name] = *p
+		}
+	}
+	return out
 }
 
 // on reports whether any edge listener is configured.
@@ -56,6 +86,16 @@ func (e *edgeConfig) check() error {
 	for name, d := range map[string]time.Duration{"edge-dial-timeout": e.dialTimeout, "edge-handshake-timeout": e.handshakeTimeout, "edge-idle-timeout": e.idleTimeout, "edge-read-header-timeout": e.readHeaderTimeout, "edge-response-header-timeout": e.responseHeaderTimeout} {
 		if d <= 0 {
 			return fmt.Errorf("--%s %s must be positive", name, d)
+		}
+	}
+	for name, p := range e.oauth {
+		if (p.ClientID == "") != (p.ClientSecret == "") {
+			return fmt.Errorf("--oauth-%s-client-id and --oauth-%s-client-secret go together", name, name)
+		}
+		for what, u := range map[string]string{"auth-url": p.AuthURL, "token-url": p.TokenURL, "api-url": p.APIURL} {
+			if pu, err := url.Parse(u); u != "" && (err != nil || (pu.Scheme != "https" && pu.Scheme != "http") || pu.Host == "") {
+				return fmt.Errorf("--oauth-%s-%s %q is not an absolute http(s) URL", name, what, u)
+			}
 		}
 	}
 	e.allow = nil
@@ -108,6 +148,7 @@ func startEdge(ctx context.Context, cfg *edgeConfig, l *edgeListeners, db store.
 		DialTimeout: cfg.dialTimeout, HandshakeTimeout: cfg.handshakeTimeout, IdleTimeout: cfg.idleTimeout,
 		ReadHeaderTimeout: cfg.readHeaderTimeout, ResponseHeaderTimeout: cfg.responseHeaderTimeout, AllowPrivate: cfg.allow,
 		SNSCerts: webhook.NewSNSCerts(cfg.snsCertHost, nil),
+		OAuth: cfg.oauthProviders(),
 	})
 	if err != nil {
 		return nil, err

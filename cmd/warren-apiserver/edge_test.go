@@ -2,11 +2,16 @@ package main
 
 import (
 	"context"
+	"io"
 	"net"
 	"net/http"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/warrenhq/terraform-provider-warren/apiserver/edge"
 )
 
 // TestEdgeListeners: with --edge-http-listen (here from the environment) the command serves
@@ -51,5 +56,29 @@ func TestEdgeListeners(t *testing.T) {
 			t.Fatalf("the edge listener never answered: %v", err)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestOAuthFlags: the --oauth-<provider>-* flags (or their environment variables) fill the
+// edge's providers; a client ID without its secret, or an endpoint that is not a URL, is
+// refused at start.
+func TestOAuthFlags(t *testing.T) {
+	env := envOf(map[string]string{"WARREN_OAUTH_GITHUB_CLIENT_SECRET": "s"})
+	cfg, err := parseFlags([]string{"--oauth-github-client-id", "id", "--oauth-github-api-url", "https://ghe.example.com/api/v3"}, env, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := cfg.edge.oauthProviders()
+	want := map[string]edge.OAuthProvider{"github": {ClientID: "id", ClientSecret: "s", APIURL: "https://ghe.example.com/api/v3"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("providers %+v, want %+v", got, want)
+	}
+	for _, args := range [][]string{
+		{"--oauth-google-client-id", "id"},
+		{"--oauth-gitlab-token-url", "gitlab.example.com/oauth/token"},
+	} {
+		if _, err := parseFlags(args, envOf(nil), io.Discard); err == nil || !strings.Contains(err.Error(), args[0]) {
+			t.Fatalf("%v: %v", args, err)
+		}
 	}
 }

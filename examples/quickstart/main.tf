@@ -175,6 +175,23 @@ resource "warren_https_edge_route" "admin" {
   depends_on = [warren_ip_policy_rule.office_only]
 }
 
+# /account is for signed-in users: a visitor without a session is sent to GitHub to sign in,
+# and comes back to https://app.example.com/_warren/auth/callback. Without a client_id the
+# route uses the server's managed GitHub app (`make demo` starts the server with one,
+# --oauth-github-client-id); with your own app, set client_id and client_secret and register
+# that callback URL with it.
+resource "warren_https_edge_route" "account" {
+  edge_id    = warren_https_edge.app.id
+  match_type = "path_prefix"
+  match      = "/account"
+  backend    = { backend_id = warren_failover_backend.shop.id }
+  oauth = {
+    provider = {
+      github = { email_domains = ["example.com"] }
+    }
+  }
+}
+
 # Audit events of this account go to an observability service's logs intake. `make demo`
 # points the server at examples/event-sink, a local intake that prints them; against your own
 # server they go to the site's intake, so set observability_api_key to your own key. The key
