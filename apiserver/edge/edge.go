@@ -29,6 +29,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/crewjam/saml/samlsp"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
@@ -93,6 +94,8 @@ type Options struct {
 	// MaxMetricSeries caps the edge/route label pairs of the metrics (10000); traffic of
 	// pairs beyond it is counted under edge="other".
 	MaxMetricSeries int
+	// Now is the clock of the authentication modules' sessions (time.Now); tests move it.
+	Now func() time.Time
 }
 
 func (o *Options) setDefaults() {
@@ -116,15 +119,22 @@ func (o *Options) setDefaults() {
 	if o.Log == nil {
 		o.Log = zap.NewNop()
 	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 }
 
 // Edge serves traffic. New builds it; Run keeps its snapshot current; Serve* serve listeners.
 type Edge struct {
 	opts     Options
 	sessions *session.Codec // the authentication modules' cookies
-	routing  store.Routing
-	log      *zap.Logger
-	metrics  *metrics
+	// samlReplay refuses a SAML assertion, or a login handed to a route's host, a second
+	// time (this replica's memory: an assertion is short-lived, and any replica takes it).
+	samlReplay  *samlsp.MemoryReplayCache
+	samlLogouts samlLogouts // the IdP's single logouts this replica heard of
+	routing     store.Routing
+	log         *zap.Logger
+	metrics     *metrics
 
 	snap atomic.Pointer[Snapshot]
 	// changes counts the local routing commits and the moves of the revision seen by the
@@ -164,7 +174,8 @@ func New(ctx context.Context, opts Options) (*Edge, error) {
 	if opts.Tunnels == nil {
 		return nil, errors.New("edge: no Tunnels")
 	}
-	e := &Edge{opts: opts, routing: routing, log: opts.Log, poke: make(chan struct{}, 1), tcp: map[int]net.Listener{}}
+	e := &Edge{opts: opts, routing: routing, log: opts.Log, poke: make(chan struct{}, 1), tcp: map[int]net.Listener{},
+		samlReplay: samlsp.NewMemoryReplayCache(samlReplayEntries)}
 	var err error
 	if e.sessions, err = session.CodecFor(opts.Store); err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/edge/session"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 )
@@ -17,6 +18,7 @@ type httpsEdge struct {
 	hosts  []string
 	tls    tlsModules
 	routes []*route // in match order (byRouteOrder)
+	auth   *route   // the route with an authentication module (one per edge): it serves session.PathPrefix
 }
 
 // route is an HTTPS edge route compiled: its match, its modules' pipeline (pipeline.go)
@@ -25,6 +27,7 @@ type route struct {
 	compiled
 	exact    bool
 	match    string
+	auth     bool   // an authentication module (oauth, oidc, saml) is enabled
 	notYet   string // an enabled module this server does not enforce: traffic refused
 	pipeline pipeline
 	backend  backend // nil: no backend module, or disabled
@@ -44,6 +47,9 @@ func (c *compiler) httpsEdge(o *store.Object, routes []*store.Object) *httpsEdge
 		e.routes = append(e.routes, c.route(ro))
 	}
 	slices.SortFunc(e.routes, byRouteOrder)
+	if i := slices.IndexFunc(e.routes, func(r *route) bool { return r.auth }); i >= 0 {
+		e.auth = e.routes[i]
+	}
 	return e
 }
 
@@ -53,6 +59,7 @@ func (c *compiler) route(o *store.Object) *route {
 	err := json.Unmarshal(o.Doc, &doc)
 	if err == nil {
 		r.exact, r.match = doc.MatchType == "exact_path", doc.Match
+		r.auth = doc.OAuth != nil && doc.OAuth.Enabled || doc.OIDC != nil && doc.OIDC.Enabled || doc.SAML != nil && doc.SAML.Enabled
 		r.notYet = routeNotYet(&doc)
 		if err = c.routePipeline(&r.pipeline, o.AccountID, &doc); err == nil {
 			r.backend, err = c.backendModule(o.AccountID, doc.Backend)
@@ -89,12 +96,11 @@ func (e *Edge) serveHTTPSEdge(w http.ResponseWriter, r *http.Request, s *Snapsho
 		e.page(w, v, http.StatusForbidden, errIPRestricted, "The address %s is not allowed.", v.client.Addr())
 		return
 	}
-	i := slices.IndexFunc(edge.routes, func(rt *route) bool { return rt.matches(r.URL.Path) })
-	if i < 0 {
+	rt := edge.routeFor(r.URL.Path)
+	if rt == nil {
 		e.page(w, v, http.StatusNotFound, errNoRoute, "No route of this edge matches the path.")
 		return
 	}
-	rt := edge.routes[i]
 	v.routeID = rt.id
 	switch {
 	case rt.err != nil:
@@ -104,6 +110,19 @@ func (e *Edge) serveHTTPSEdge(w http.ResponseWriter, r *http.Request, s *Snapsho
 	default:
 		rt.pipeline.run(w, r, &exchange{e: e, v: v}, rt.serveBackend)
 	}
+}
+
+// routeFor is the route that serves path: the authentication route for the reserved
+// paths (its login callback and logout, whatever its match), else the first that matches.
+func (edge *httpsEdge) routeFor(path string) *route {
+	if edge.auth != nil && strings.HasPrefix(path, session.PathPrefix) {
+		return edge.auth
+	}
+	i := slices.IndexFunc(edge.routes, func(rt *route) bool { return rt.matches(path) })
+	if i < 0 {
+		return nil
+	}
+	return edge.routes[i]
 }
 
 // serveBackend is the end of a route's request phase: its backend.
@@ -123,6 +142,11 @@ func (c *compiler) routePipeline(p *pipeline, account string, doc *api.HTTPSEdge
 		return err
 	}
 	p.add(ips)
+	saml, err := c.compileSAML(account, doc)
+	if err != nil {
+		return err
+	}
+	p.add(saml)
 	if h := compileHeaders(doc.RequestHeaders); h != nil {
 		p.add(requestHeaders{h})
 	}

@@ -144,7 +144,6 @@ func routeNotYet(r *api.HTTPSEdgeRoute) string {
 		module("compression", r.Compression, func(m *api.ToggleModule) bool { return m.Enabled }),
 		module("webhook_verification", r.WebhookVerification, func(m *api.WebhookVerificationModule) bool { return m.Enabled }),
 		module("oauth", r.OAuth, func(m *api.OAuthModule) bool { return m.Enabled }),
-		module("saml", r.SAML, func(m *api.SAMLModule) bool { return m.Enabled }),
 		module("oidc", r.OIDC, func(m *api.OIDCModule) bool { return m.Enabled }),
 		module("websocket_tcp_converter", r.WebsocketTCPConverter, func(m *api.ToggleModule) bool { return m.Enabled }),
 		module("user_agent_filter", r.UserAgentFilter, func(m *api.UserAgentFilterModule) bool { return m.Enabled }),

@@ -30,6 +30,7 @@ type Snapshot struct {
 	tcp      map[string]*tcpEdge         // hostport of a reserved address -> the TCP edge on it
 	addrs    map[int]string              // port of every reserved address -> its hostport (the TCP listeners)
 	accounts map[string]*accountRules    // account ID -> its IP restrictions of types endpoints and agent
+	saml     map[string]*samlRoute       // route ID -> its saml module, for SAMLHandler
 }
 
 // site is what serves one hostname on the HTTPS listener: an HTTPS edge or a TLS edge.
@@ -102,7 +103,8 @@ func (o *objects) doc(id, kind, account string, v any) error {
 func compile(rev int64, objs *objects, log *zap.Logger) *Snapshot {
 	s := &Snapshot{Revision: rev, certs: map[string]*tls.Certificate{}, sites: map[string]*site{},
 		tcp: map[string]*tcpEdge{}, addrs: map[int]string{}, accounts: map[string]*accountRules{}}
-	c := &compiler{objs: objs, log: log}
+	c := &compiler{objs: objs, log: log, saml: map[string]*samlRoute{}}
+	s.saml = c.saml
 	for _, o := range objs.byKind[kinds.ReservedDomain] {
 		var d api.ReservedDomain
 		if err := json.Unmarshal(o.Doc, &d); err != nil || d.Certificate == nil {
@@ -174,6 +176,7 @@ func compile(rev int64, objs *objects, log *zap.Logger) *Snapshot {
 type compiler struct {
 	objs *objects
 	log  *zap.Logger
+	saml map[string]*samlRoute // the routes' saml modules compiled, by route ID
 }
 
 func (c *compiler) logErr(kind, id string, err error) {
