@@ -15,6 +15,7 @@ import (
 
 	"github.com/crewjam/saml"
 	dsig "github.com/russellhaering/goxmldsig"
+	"go.uber.org/zap"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/edge/session"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
@@ -238,12 +239,15 @@ func (s *samlRoute) setCookie(w http.ResponseWriter, e *Edge, sess *session.Sess
 	session.SetCookie(w, s.cookie, sealed, maxAge)
 }
 
-// startLogin sends the visitor to the IdP with an AuthnRequest.
+// startLogin sends the visitor to the IdP with a signed AuthnRequest: by the HTTP-POST
+// binding when the IdP has it (the signature is inside the request, so it survives an IdP
+// login page that posts the request again, and the sealed RelayState has no URL length to
+// fit), else by HTTP-Redirect (the signature in the query).
 func (s *samlRoute) startLogin(w http.ResponseWriter, r *http.Request, x *exchange, now time.Time) {
-	binding := saml.HTTPRedirectBinding
+	binding := saml.HTTPPostBinding
 	location := s.sp.GetSSOBindingLocation(binding)
 	if location == "" {
-		binding = saml.HTTPPostBinding
+		binding = saml.HTTPRedirectBinding
 		location = s.sp.GetSSOBindingLocation(binding)
 	}
 	req, err := s.sp.MakeAuthenticationRequest(location, binding, saml.HTTPPostBinding)
@@ -251,23 +255,24 @@ func (s *samlRoute) startLogin(w http.ResponseWriter, r *http.Request, x *exchan
 	if err == nil {
 		relay, err = x.e.sessions.Seal(s.purpose("relay"), samlRelay{RequestID: req.ID, Return: "https://" + r.Host + r.URL.RequestURI(), Expires: now.Add(samlLoginWindow).Unix()})
 	}
+	var redirect *url.URL
+	if err == nil && binding == saml.HTTPRedirectBinding {
+		redirect, err = req.Redirect(relay, s.sp)
+	}
 	if err != nil {
-		x.e.log.Warn("saml: cannot make an authentication request")
+		x.e.log.Warn("saml: cannot make an authentication request", zap.String("route_id", s.routeID), zap.Error(err))
 		x.refuse(w, http.StatusInternalServerError, errConfig, "The route cannot start a SAML login.")
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	if binding == saml.HTTPRedirectBinding {
-		u, err := req.Redirect(relay, s.sp)
-		if err != nil {
-			x.refuse(w, http.StatusInternalServerError, errConfig, "The route cannot start a SAML login.")
-			return
-		}
-		http.Redirect(w, r, u.String(), http.StatusFound)
+	if redirect != nil {
+		http.Redirect(w, r, redirect.String(), http.StatusFound)
 		return
 	}
+	n := nonce()
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	_, _ = fmt.Fprintf(w, "<!DOCTYPE html><html><head><title>Signing in</title></head><body>%s</body></html>", req.Post(relay))
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'nonce-"+n+"'")
+	_, _ = fmt.Fprintf(w, "<!DOCTYPE html><html><head><title>Signing in</title></head><body>%s</body></html>", req.PostWithNonce(relay, n))
 }
 
 // finishLogin takes the ACS's handoff: the session cookie, then back to the page.
