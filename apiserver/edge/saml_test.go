@@ -139,7 +139,7 @@ func (s *samlEnv) idpDo(method, path, body string) string {
 	return string(b)
 }
 
-func (s *samlEnv) idpPut(path, body string) { s.idpDo("PUT", path, body) }
+func (s *samlEnv) idpPut(path, body string)  { s.idpDo("PUT", path, body) }
 func (s *samlEnv) idpGet(path string) string { return s.idpDo("GET", path, "") }
 
 // metadata fetches the route's SP metadata at its metadata_url.
@@ -252,7 +252,7 @@ func (s *samlEnv) submit(c *http.Client, page answer, extra url.Values) answer {
 // the last answer.
 func (s *samlEnv) login(c *http.Client, page, user, password string) answer {
 	s.t.Helper()
-	form := s.toIdP(c, page) // the IdP's login form
+	form := s.toIdP(c, page)                                                        // the IdP's login form
 	posted := s.submit(c, form, url.Values{"user": {user}, "password": {password}}) // the IdP's POST form to the ACS
 	return s.submit(c, posted, nil)
 }
