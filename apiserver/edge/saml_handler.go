@@ -127,6 +127,7 @@ func samlHandoffURL(back string) (*url.URL, error) {
 // LogoutResponse. A LogoutResponse (to a logout the edge never starts) is ignored.
 func (e *Edge) samlSLO(w http.ResponseWriter, r *http.Request, s *samlRoute) {
 	v := &visit{routeID: s.routeID}
+	_ = r.ParseForm() // the RelayState, in the query or the form
 	req, err := s.sp.ValidateLogoutRequest(r)
 	if err != nil || req.NameID == nil {
 		e.page(w, v, http.StatusBadRequest, errLoginFailed, "Not a valid logout request of the identity provider.")

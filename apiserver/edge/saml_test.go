@@ -51,7 +51,7 @@ type samlEnv struct {
 
 const samlHost = "app.example.test"
 
-func newSAMLEnv(t *testing.T, module map[string]any) *samlEnv {
+func newSAMLEnv(t *testing.T, module map[string]any, routeFields ...map[string]any) *samlEnv {
 	t.Helper()
 	s := &samlEnv{}
 	s.env = newEnv(t, func(o *edge.Options) {
@@ -90,7 +90,13 @@ func newSAMLEnv(t *testing.T, module map[string]any) *samlEnv {
 	module["enabled"] = true
 	module["idp_metadata"] = s.idpGet("/metadata")
 	s.request = module
-	s.edgeID, s.routeID = s.httpsEdge(samlHost, group, map[string]any{"saml": module})
+	route := map[string]any{"saml": module}
+	for _, f := range routeFields {
+		for k, v := range f {
+			route[k] = v
+		}
+	}
+	s.edgeID, s.routeID = s.httpsEdge(samlHost, group, route)
 	s.module = s.api("GET", "/edges/https/"+s.edgeID+"/routes/"+s.routeID, nil)["saml"].(map[string]any)
 	s.idpPut("/services/app", s.metadata())
 	s.idpPut("/shortcuts/app", fmt.Sprintf(`{"service_provider":%q,"relay_state":"/landing?from=idp"}`, s.module["entity_id"]))
@@ -252,7 +258,7 @@ func (s *samlEnv) submit(c *http.Client, page answer, extra url.Values) answer {
 // the last answer.
 func (s *samlEnv) login(c *http.Client, page, user, password string) answer {
 	s.t.Helper()
-	form := s.toIdP(c, page)                                                        // the IdP's login form
+	form := s.toIdP(c, page)
 	posted := s.submit(c, form, url.Values{"user": {user}, "password": {password}}) // the IdP's POST form to the ACS
 	return s.submit(c, posted, nil)
 }
@@ -462,5 +468,45 @@ func TestSAMLMetadataAndRequest(t *testing.T) {
 	// Another route's ID, or none with saml, is not served.
 	if resp, err := http.Get(s.srv.URL + "/saml/rt_nothing"); err != nil || resp.StatusCode != 404 {
 		t.Fatalf("unknown route: %v %v", resp, err)
+	}
+}
+
+// The IdP's single logout reaches single_logout_url: the user's session on the route ends
+// and the IdP gets its LogoutResponse.
+func TestSAMLSingleLogout(t *testing.T) {
+	s := newSAMLEnv(t, map[string]any{"nameid_format": string(saml.EmailAddressNameIDFormat)})
+	c := s.browserless(newJar())
+	if a := s.login(c, "https://"+samlHost+"/", "alice", "alice-pw"); a.status != 200 {
+		t.Fatalf("login: %d %q", a.status, a.body)
+	}
+	logout := s.send(c, "GET", s.idpURL+"/logout", nil)
+	if loc := logout.header.Get("Location"); logout.status != 302 || !strings.HasPrefix(loc, s.module["single_logout_url"].(string)+"?SAMLRequest=") {
+		t.Fatalf("the IdP's logout does not go to single_logout_url: %d %s", logout.status, loc)
+	}
+	answered := s.follow(c, logout)
+	if answered.status != 200 || !strings.Contains(answered.body, `name="SAMLResponse"`) || !strings.Contains(answered.body, `action="`+s.idpURL+`/slo"`) {
+		t.Fatalf("the SP's answer: %d %s", answered.status, answered.body)
+	}
+	if done := s.submit(c, answered, nil); done.status != 200 {
+		t.Fatalf("the IdP took the LogoutResponse: %d %s", done.status, done.body)
+	}
+	s.toIdP(c, "https://"+samlHost+"/") // the session is over
+}
+
+// The reserved paths reach the route with the saml module whatever its match: another
+// route of the edge that matches them never sees them.
+func TestSAMLReservedPathsOnAPrefixRoute(t *testing.T) {
+	s := newSAMLEnv(t, map[string]any{"nameid_format": string(saml.EmailAddressNameIDFormat)}, map[string]any{"match": "/app"})
+	public := s.create("/backends/http_response", map[string]any{"status_code": 200, "body": "public"})
+	s.create("/edges/https/"+s.edgeID+"/routes", map[string]any{"match_type": "path_prefix", "match": "/", "backend": map[string]any{"backend_id": public}})
+	c := s.browserless(newJar())
+	if a := s.send(c, "GET", "https://"+samlHost+"/", nil); a.status != 200 || a.body != "public" {
+		t.Fatalf("the public route: %d %q", a.status, a.body)
+	}
+	if a := s.login(c, "https://"+samlHost+"/app/page", "alice", "alice-pw"); a.status != 200 || !strings.Contains(a.body, "GET /app/page provider=saml sub=alice@example.com") {
+		t.Fatalf("login on /app: %d %q", a.status, a.body)
+	}
+	if a := s.send(c, "GET", "https://"+samlHost+"/_warren/auth/other", nil); a.status != 404 || a.header.Get("Warren-Error-Code") != "ERR_8032" {
+		t.Fatalf("an unknown reserved path: %d %q", a.status, a.body)
 	}
 }
