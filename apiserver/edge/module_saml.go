@@ -269,7 +269,7 @@ func (s *samlRoute) startLogin(w http.ResponseWriter, r *http.Request, x *exchan
 		http.Redirect(w, r, redirect.String(), http.StatusFound)
 		return
 	}
-	n := nonce()
+	n := samlNonce()
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'nonce-"+n+"'")
 	_, _ = fmt.Fprintf(w, "<!DOCTYPE html><html><head><title>Signing in</title></head><body>%s</body></html>", req.PostWithNonce(relay, n))
@@ -290,7 +290,8 @@ func (s *samlRoute) finishLogin(w http.ResponseWriter, r *http.Request, x *excha
 	sess := &session.Session{RouteID: s.routeID, Identity: h.Identity, Created: now, Seen: now, Checked: now}
 	s.setCookie(w, x.e, sess, now)
 	w.Header().Set("Cache-Control", "no-store")
-	http.Redirect(w, r, h.Return, http.StatusFound)
+	// Absolute on this host: a path such as "//elsewhere" stays a path.
+	http.Redirect(w, r, "https://"+r.Host+h.Return, http.StatusFound)
 }
 
 // identity is who the assertion signs in.

@@ -103,7 +103,7 @@ func (e *Edge) samlACS(w http.ResponseWriter, r *http.Request, s *samlRoute) {
 	dest, err := samlHandoffURL(back)
 	var token string
 	if err == nil {
-		token, err = e.sessions.Seal(s.purpose("handoff"), samlHandoff{Identity: id, Return: dest.RequestURI(), Nonce: nonce(), Expires: now.Add(samlHandoffTTL).Unix()})
+		token, err = e.sessions.Seal(s.purpose("handoff"), samlHandoff{Identity: id, Return: dest.RequestURI(), Nonce: samlNonce(), Expires: now.Add(samlHandoffTTL).Unix()})
 	}
 	if err != nil {
 		e.page(w, v, http.StatusInternalServerError, errConfig, "The sign-in cannot be handed to the route.")
@@ -178,7 +178,8 @@ func (l *samlLogouts) ended(routeID, subject string, created time.Time) bool {
 	return ok && !created.After(t)
 }
 
-func nonce() string {
+// samlNonce is a random value for one use.
+func samlNonce() string {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
