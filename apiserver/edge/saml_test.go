@@ -511,3 +511,21 @@ func TestSAMLReservedPathsOnAPrefixRoute(t *testing.T) {
 		t.Fatalf("an unknown reserved path: %d %q", a.status, a.body)
 	}
 }
+
+// inactivity_timeout counts from the last request: a session in use goes on past it, an
+// idle one ends.
+func TestSAMLInactivityTimeout(t *testing.T) {
+	s := newSAMLEnv(t, map[string]any{"nameid_format": string(saml.EmailAddressNameIDFormat), "inactivity_timeout": 600})
+	c := s.browserless(newJar())
+	if a := s.login(c, "https://"+samlHost+"/", "alice", "alice-pw"); a.status != 200 {
+		t.Fatalf("login: %d %q", a.status, a.body)
+	}
+	for _, ahead := range []time.Duration{5 * time.Minute, 12 * time.Minute, 19 * time.Minute} {
+		s.clock.Store(int64(ahead))
+		if a := s.send(c, "GET", "https://"+samlHost+"/", nil); a.status != 200 || !strings.Contains(a.body, "sub=alice@example.com") {
+			t.Fatalf("%v after the login, 7 minutes after the last request: %d %q", ahead, a.status, a.body)
+		}
+	}
+	s.clock.Store(int64(30 * time.Minute))
+	s.toIdP(c, "https://"+samlHost+"/") // 11 minutes idle: over
+}
