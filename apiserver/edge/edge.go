@@ -128,13 +128,14 @@ func (o *Options) setDefaults() {
 type Edge struct {
 	opts     Options
 	sessions *session.Codec // the authentication modules' cookies
+	routing  store.Routing
+	log      *zap.Logger
+	metrics  *metrics
+
 	// samlReplay refuses a SAML assertion, or a login handed to a route's host, a second
 	// time (this replica's memory: an assertion is short-lived, and any replica takes it).
 	samlReplay  *samlsp.MemoryReplayCache
 	samlLogouts samlLogouts // the IdP's single logouts this replica heard of
-	routing     store.Routing
-	log         *zap.Logger
-	metrics     *metrics
 
 	snap atomic.Pointer[Snapshot]
 	// changes counts the local routing commits and the moves of the revision seen by the
