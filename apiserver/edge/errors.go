@@ -21,9 +21,9 @@ const (
 	errMisdirected        = "ERR_8010" // 421: the Host is not the TLS server name
 	errDestinationRefused = "ERR_8011" // 502: a static backend's destination is not public and not allowed
 	errClientCert         = "ERR_8012" // 403: mutual TLS without a verified client certificate
-	errLoginFailed        = "ERR_8030" // 403 (400): a sign-in refused: the identity provider's answer, or the handoff to the route, is not valid, expired or replayed
-	errNotAuthorized      = "ERR_8031" // 403: signed in, but not allowed by the route's authentication module (authorized_groups)
-	errAuthPath           = "ERR_8032" // 404: an unknown path under the reserved /_warren/auth/ of a route with an authentication module
+	errAuthLogin          = "ERR_8041" // 403 (400): a sign-in refused: the identity provider's answer, or the handoff to the route, is not valid, expired or replayed
+	errAuthDenied         = "ERR_8040" // 403: signed in, but not allowed by the route's authentication module (authorized_groups)
+	errAuthPath           = "ERR_8044" // 404: an unknown path under the reserved /_warren/auth/ of a route with an authentication module
 )
 
 // page answers a request with a short text page naming the Warren error code, also in the

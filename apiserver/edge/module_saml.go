@@ -281,10 +281,10 @@ func (s *samlRoute) finishLogin(w http.ResponseWriter, r *http.Request, x *excha
 	err := x.e.sessions.Open(s.purpose("handoff"), r.URL.Query().Get("token"), &h)
 	switch {
 	case err != nil || now.Unix() >= h.Expires:
-		x.refuse(w, http.StatusForbidden, errLoginFailed, "The sign-in is not valid or has expired; load the page again to sign in.")
+		x.refuse(w, http.StatusForbidden, errAuthLogin, "The sign-in is not valid or has expired; load the page again to sign in.")
 		return
 	case x.e.samlReplay.Consume("handoff:"+h.Nonce, time.Unix(h.Expires, 0)) != nil:
-		x.refuse(w, http.StatusForbidden, errLoginFailed, "The sign-in was already used; load the page again to sign in.")
+		x.refuse(w, http.StatusForbidden, errAuthLogin, "The sign-in was already used; load the page again to sign in.")
 		return
 	}
 	sess := &session.Session{RouteID: s.routeID, Identity: h.Identity, Created: now, Seen: now, Checked: now}

@@ -62,7 +62,7 @@ func (e *Edge) samlMetadata(w http.ResponseWriter, _ *http.Request, s *samlRoute
 func (e *Edge) samlACS(w http.ResponseWriter, r *http.Request, s *samlRoute) {
 	v := &visit{routeID: s.routeID}
 	if err := r.ParseForm(); err != nil {
-		e.page(w, v, http.StatusBadRequest, errLoginFailed, "The identity provider's answer cannot be read.")
+		e.page(w, v, http.StatusBadRequest, errAuthLogin, "The identity provider's answer cannot be read.")
 		return
 	}
 	now := e.opts.Now()
@@ -88,16 +88,16 @@ func (e *Edge) samlACS(w http.ResponseWriter, r *http.Request, s *samlRoute) {
 			err = invalid.PrivateErr
 		}
 		e.log.Info("saml: an answer of the identity provider is refused", zap.String("route_id", s.routeID), zap.Error(err))
-		e.page(w, v, http.StatusForbidden, errLoginFailed, "The identity provider's answer is refused (not valid, expired, already used, or unsolicited).")
+		e.page(w, v, http.StatusForbidden, errAuthLogin, "The identity provider's answer is refused (not valid, expired, already used, or unsolicited).")
 		return
 	}
 	id := samlIdentity(assertion)
 	if id.Subject == "" {
-		e.page(w, v, http.StatusForbidden, errLoginFailed, "The identity provider's answer names no subject.")
+		e.page(w, v, http.StatusForbidden, errAuthLogin, "The identity provider's answer names no subject.")
 		return
 	}
 	if !s.authorized(id) {
-		e.page(w, v, http.StatusForbidden, errNotAuthorized, "%s is signed in but not in a group allowed on this route.", id.Subject)
+		e.page(w, v, http.StatusForbidden, errAuthDenied, "%s is signed in but not in a group allowed on this route.", id.Subject)
 		return
 	}
 	dest, err := samlHandoffURL(back)
@@ -130,7 +130,7 @@ func (e *Edge) samlSLO(w http.ResponseWriter, r *http.Request, s *samlRoute) {
 	_ = r.ParseForm() // the RelayState, in the query or the form
 	req, err := s.sp.ValidateLogoutRequest(r)
 	if err != nil || req.NameID == nil {
-		e.page(w, v, http.StatusBadRequest, errLoginFailed, "Not a valid logout request of the identity provider.")
+		e.page(w, v, http.StatusBadRequest, errAuthLogin, "Not a valid logout request of the identity provider.")
 		return
 	}
 	e.samlLogouts.record(s.routeID, req.NameID.Value, e.opts.Now())

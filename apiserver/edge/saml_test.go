@@ -344,7 +344,7 @@ func browserText(t *testing.T, ctx context.Context) string {
 func TestSAMLAuthorizedGroups(t *testing.T) {
 	s := newSAMLEnv(t, map[string]any{"nameid_format": string(saml.EmailAddressNameIDFormat), "authorized_groups": []string{"staff"}})
 	bob := s.login(s.browserless(newJar()), "https://"+samlHost+"/", "bob", "bob-pw")
-	if bob.status != 403 || bob.header.Get("Warren-Error-Code") != "ERR_8031" {
+	if bob.status != 403 || bob.header.Get("Warren-Error-Code") != "ERR_8040" {
 		t.Fatalf("bob (interns): %d %s %q", bob.status, bob.header.Get("Warren-Error-Code"), bob.body)
 	}
 	// A page whose path starts with "//" is still a page of the route's host after the login.
@@ -394,7 +394,7 @@ func TestSAMLIdPInitiated(t *testing.T) {
 
 	// The same answer again, and the same handoff again, are refused.
 	again := s.submit(s.browserless(newJar()), posted, nil)
-	if again.status != 403 || again.header.Get("Warren-Error-Code") != "ERR_8030" {
+	if again.status != 403 || again.header.Get("Warren-Error-Code") != "ERR_8041" {
 		t.Fatalf("a replayed answer: %d %q", again.status, again.body)
 	}
 	fresh := s.send(c, "GET", s.idpURL+"/login/app", nil)
@@ -409,14 +409,14 @@ func TestSAMLIdPInitiated(t *testing.T) {
 	}
 	first := s.send(s.browserless(nil), "GET", handoff.header.Get("Location"), nil)
 	second := s.send(s.browserless(nil), "GET", handoff.header.Get("Location"), nil)
-	if first.status != 302 || second.status != 403 || second.header.Get("Warren-Error-Code") != "ERR_8030" {
+	if first.status != 302 || second.status != 403 || second.header.Get("Warren-Error-Code") != "ERR_8041" {
 		t.Fatalf("handoff used twice: %d then %d %q", first.status, second.status, second.body)
 	}
 
 	s.request["allow_idp_initiated"] = false
 	s.api("PATCH", "/edges/https/"+s.edgeID+"/routes/"+s.routeID, map[string]any{"saml": s.request})
 	refused := s.submit(c, s.send(c, "GET", s.idpURL+"/login/app", nil), nil)
-	if refused.status != 403 || refused.header.Get("Warren-Error-Code") != "ERR_8030" {
+	if refused.status != 403 || refused.header.Get("Warren-Error-Code") != "ERR_8041" {
 		t.Fatalf("IdP-initiated, not allowed: %d %q", refused.status, refused.body)
 	}
 	// An SP-initiated login still works.
@@ -507,7 +507,7 @@ func TestSAMLReservedPathsOnAPrefixRoute(t *testing.T) {
 	if a := s.login(c, "https://"+samlHost+"/app/page", "alice", "alice-pw"); a.status != 200 || !strings.Contains(a.body, "GET /app/page provider=saml sub=alice@example.com") {
 		t.Fatalf("login on /app: %d %q", a.status, a.body)
 	}
-	if a := s.send(c, "GET", "https://"+samlHost+"/_warren/auth/other", nil); a.status != 404 || a.header.Get("Warren-Error-Code") != "ERR_8032" {
+	if a := s.send(c, "GET", "https://"+samlHost+"/_warren/auth/other", nil); a.status != 404 || a.header.Get("Warren-Error-Code") != "ERR_8044" {
 		t.Fatalf("an unknown reserved path: %d %q", a.status, a.body)
 	}
 }
