@@ -83,6 +83,11 @@ func (s *Server) routes() http.Handler {
 	mux.add("GET /metrics", authNone, op{contentType: "text/plain"}, s.metricsHandler())
 	mux.add("GET "+openAPIPath, authNone, op{out: typeOf[map[string]any]()}, http.HandlerFunc(s.serveOpenAPI))
 	mux.add("GET "+agentproto.Path, authAgent, op{status: []int{http.StatusSwitchingProtocols}}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.agents.ServeHTTP(w, r) }))
+	saml := http.HandlerFunc(s.serveSAML)
+	mux.add("GET /saml/{route_id}", authNone, op{contentType: "application/samlmetadata+xml"}, saml)
+	mux.add("POST /saml/{route_id}/acs", authNone, op{status: []int{http.StatusSeeOther}}, saml)
+	mux.add("GET /saml/{route_id}/slo", authNone, op{contentType: "text/html"}, saml)
+	mux.add("POST /saml/{route_id}/slo", authNone, op{contentType: "text/html"}, saml)
 	s.patterns, s.ops = mux.patterns, mux.ops
 
 	// Unknown paths and known paths with the wrong method get the same 404 (details.md §5.1).

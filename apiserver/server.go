@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -102,6 +103,7 @@ type Server struct {
 	agents         *agentplane.Plane            // the agents connected to this process
 	metrics        *metrics                     // served at GET /metrics
 	outage         *outage                      // the store being unreachable, logged once
+	saml           atomic.Pointer[http.Handler] // the edge's SAML service provider (saml.go)
 }
 
 // New builds the API server and bootstraps an empty store with one account, its admin user

@@ -126,7 +126,7 @@ var routeModules = moduleSlots[httpsEdgeRouteModel, api.HTTPSEdgeRouteCreate, ap
 		func(m *httpsEdgeRouteModel) *types.Object { return &m.OAuth },
 		func(in *api.HTTPSEdgeRouteCreate) **api.OAuthModuleRequest { return &in.OAuth },
 		func(r *api.HTTPSEdgeRoute) *api.OAuthModule { return r.OAuth }),
-	slot("saml", "users sign in with a SAML identity provider; the service provider's URLs and request-signing certificate are derived per route. At most one of `oauth`, `oidc` and `saml` may be enabled on a route, and on one route of an edge. Not enforced by the server yet: while it is enabled, the route's requests are refused (501 `ERR_8004`, naming the module), never served without it.", samlModule,
+	slot("saml", "users sign in with a SAML identity provider before their requests reach the upstream, which receives who they are in `Warren-Auth-*` headers (see Traffic). The service provider's URLs and request-signing certificate are derived per route: give the identity provider `metadata_url`. At most one of `oauth`, `oidc` and `saml` may be enabled on a route, and on one route of an edge.", samlModule,
 		func(m *httpsEdgeRouteModel) *types.Object { return &m.SAML },
 		func(in *api.HTTPSEdgeRouteCreate) **api.SAMLModuleRequest { return &in.SAML },
 		func(r *api.HTTPSEdgeRoute) *api.SAMLModule { return r.SAML }),

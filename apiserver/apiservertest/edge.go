@@ -3,6 +3,7 @@ package apiservertest
 import (
 	"context"
 	"net"
+	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +17,10 @@ type Edge struct {
 	*edge.Edge
 	HTTPS, HTTP string // the addresses of the HTTPS and plain HTTP listeners
 }
+
+// SetSAMLHandler mounts an edge's SAML service provider on the server (StartEdge does it
+// for its edge).
+func (s *Server) SetSAMLHandler(h http.Handler) { s.api.SetSAMLHandler(h) }
 
 // EdgeTunnels is the server's agent plane as the edge reaches it.
 func (s *Server) EdgeTunnels() edge.Tunnels { return s.api.EdgeTunnels() }
@@ -33,6 +38,7 @@ func (s *Server) StartEdge(t testing.TB, configure ...func(*edge.Options)) *Edge
 	if err != nil {
 		t.Fatalf("start the edge: %v", err)
 	}
+	s.api.SetSAMLHandler(e.SAMLHandler())
 	https, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -30,6 +30,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/crewjam/saml/samlsp"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
@@ -37,8 +38,8 @@ import (
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
 	"github.com/warrenhq/terraform-provider-warren/internal/netguard"
-	"github.com/warrenhq/terraform-provider-warren/internal/trafficpolicy"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
+	"github.com/warrenhq/terraform-provider-warren/internal/trafficpolicy"
 	"github.com/warrenhq/terraform-provider-warren/internal/webhook"
 )
 
@@ -94,7 +95,8 @@ type Options struct {
 	AllowPrivate []netip.Prefix
 	// StaticRootCAs verify static backends reached over TLS; nil for the system's.
 	StaticRootCAs *x509.CertPool
-	// Now is the clock of the traffic policies' rate limits (time.Now); tests move it.
+	// Now is the clock of the traffic policies' rate limits and of the sign-in sessions
+	// (time.Now); tests move it.
 	Now func() time.Time
 	// SNSCerts fetches the signing certificates of the webhook_verification module's sns
 	// provider; nil for SNS's own hosts (sns.<region>.amazonaws.com) over HTTPS.
@@ -156,6 +158,11 @@ type Edge struct {
 	authClient *http.Client
 	discovery  discoveries
 
+	// samlReplay refuses a SAML assertion, or a login handed to a route's host, a second
+	// time (this replica's memory: an assertion is short-lived, and any replica takes it).
+	samlReplay  *samlsp.MemoryReplayCache
+	samlLogouts samlLogouts // the IdP's single logouts this replica heard of
+
 	snap atomic.Pointer[Snapshot]
 	// changes counts the local routing commits and the moves of the revision seen by the
 	// poller; built is the count the snapshot in force was built after. A connection that
@@ -197,7 +204,8 @@ func New(ctx context.Context, opts Options) (*Edge, error) {
 		return nil, errors.New("edge: no Tunnels")
 	}
 	e := &Edge{opts: opts, routing: routing, log: opts.Log, poke: make(chan struct{}, 1), tcp: map[int]net.Listener{},
-		policy: policyRuntime{limits: trafficpolicy.NewLimits(), now: opts.Now}}
+		policy:     policyRuntime{limits: trafficpolicy.NewLimits(), now: opts.Now},
+		samlReplay: samlsp.NewMemoryReplayCache(samlReplayEntries)}
 	var err error
 	if e.sessions, err = session.CodecFor(opts.Store); err != nil {
 		return nil, err

@@ -12,7 +12,7 @@ const (
 	errUnknownHost        = "ERR_8001" // 404: no edge or agent endpoint serves the host
 	errNoRoute            = "ERR_8002" // 404: no route of the HTTPS edge matches the path
 	errIPRestricted       = "ERR_8003" // 403: refused by an ip_restriction module or the account's endpoints restriction
-	errModuleNotYet       = "ERR_8004" // 501: a module this server does not enforce yet is enabled
+	errModuleNotYet       = "ERR_8004" // 501: a stored traffic policy names an action this server does not run
 	errNoTunnel           = "ERR_8005" // 503: no tunnel online for the backend
 	errUpstream           = "ERR_8006" // 502: the upstream could not be reached or failed
 	errConfig             = "ERR_8007" // 500: the edge's or route's stored configuration does not compile
@@ -36,7 +36,7 @@ const (
 
 	// The sign-in modules' (oauth, oidc, saml; ERR_8040-8049).
 	errAuthDenied   = "ERR_8040" // 403: signed in, but the authentication module's rules (oauth/oidc allow rules, saml authorized_groups) do not admit the identity
-	errAuthLogin    = "ERR_8041" // 400: a sign-in could not complete (no or expired login, state mismatch, code or token refused)
+	errAuthLogin    = "ERR_8041" // 400 (403 for a refused SAML answer): a sign-in could not complete (no or expired login, state mismatch, code or token refused; an invalid, expired or replayed assertion or handoff)
 	errAuthProvider = "ERR_8042" // 502: the identity provider could not be reached or failed
 	errAuthNoApp    = "ERR_8043" // 503: the oauth module uses a managed app this server is not configured with
 	errAuthPath     = "ERR_8044" // 404: an unknown path under the reserved /_warren/auth/ of an edge with an authentication module

@@ -21,6 +21,7 @@ type httpsEdge struct {
 	hosts  []string
 	tls    tlsModules
 	routes []*route // in match order (byRouteOrder)
+	auth   *route   // the route with an authentication module (one per edge): it serves session.PathPrefix
 }
 
 // route is an HTTPS edge route compiled: its match, its modules' pipeline (pipeline.go)
@@ -29,13 +30,10 @@ type route struct {
 	compiled
 	exact    bool
 	match    string
-	notYet   string // an enabled module this server does not enforce: traffic refused
+	auth     bool   // an authentication module (oauth, oidc, saml) is enabled
+	notYet   string // a traffic policy action this server does not run: traffic refused
 	pipeline pipeline
 	backend  backend // nil: no backend module, or disabled
-
-	// signIn: an authentication module (oauth, oidc, saml) is enabled, which serves the
-	// reserved paths (session.PathPrefix) of the edge's hosts (one route of an edge at most).
-	signIn bool
 }
 
 func (c *compiler) httpsEdge(o *store.Object, routes []*store.Object) *httpsEdge {
@@ -52,6 +50,9 @@ func (c *compiler) httpsEdge(o *store.Object, routes []*store.Object) *httpsEdge
 		e.routes = append(e.routes, c.route(ro))
 	}
 	slices.SortFunc(e.routes, byRouteOrder)
+	if i := slices.IndexFunc(e.routes, func(r *route) bool { return r.auth }); i >= 0 {
+		e.auth = e.routes[i]
+	}
 	return e
 }
 
@@ -65,8 +66,7 @@ func (c *compiler) route(o *store.Object) *route {
 	if err == nil {
 		doc.ID = o.ID
 		r.exact, r.match = doc.MatchType == "exact_path", doc.Match
-		r.notYet = routeNotYet(&doc)
-		r.signIn = doc.OAuth != nil && doc.OAuth.Enabled || doc.OIDC != nil && doc.OIDC.Enabled || doc.SAML != nil && doc.SAML.Enabled
+		r.auth = doc.OAuth != nil && doc.OAuth.Enabled || doc.OIDC != nil && doc.OIDC.Enabled || doc.SAML != nil && doc.SAML.Enabled
 		if err = c.routePipeline(r, o.AccountID, &doc); err == nil {
 			r.backend, err = c.backendModule(o.AccountID, doc.Backend)
 		}
@@ -102,27 +102,33 @@ func (e *Edge) serveHTTPSEdge(w http.ResponseWriter, r *http.Request, s *Snapsho
 		e.page(w, v, http.StatusForbidden, errIPRestricted, "The address %s is not allowed.", v.client.Addr())
 		return
 	}
-	i := slices.IndexFunc(edge.routes, func(rt *route) bool { return rt.matches(r.URL.Path) })
-	if strings.HasPrefix(r.URL.Path, session.PathPrefix) {
-		// The provider comes back to the host, whatever path the protected route matches.
-		if j := slices.IndexFunc(edge.routes, func(rt *route) bool { return rt.signIn }); j >= 0 {
-			i = j
-		}
-	}
-	if i < 0 {
+	rt := edge.routeFor(r.URL.Path)
+	if rt == nil {
 		e.page(w, v, http.StatusNotFound, errNoRoute, "No route of this edge matches the path.")
 		return
 	}
-	rt := edge.routes[i]
 	v.routeID = rt.id
 	switch {
 	case rt.err != nil:
 		e.page(w, v, http.StatusInternalServerError, errConfig, "The route %s cannot serve: its configuration does not compile.", rt.id)
 	case rt.notYet != "":
-		e.page(w, v, http.StatusNotImplemented, errModuleNotYet, "The route enables the %s module, which this server does not enforce yet: its traffic is refused.", rt.notYet)
+		e.page(w, v, http.StatusNotImplemented, errModuleNotYet, "The route's %s is not run by this server: its traffic is refused rather than served without it.", rt.notYet)
 	default:
 		rt.pipeline.run(w, r, &exchange{e: e, v: v}, rt.serveBackend)
 	}
+}
+
+// routeFor is the route that serves path: the authentication route for the reserved
+// paths (its login callback and logout, whatever its match), else the first that matches.
+func (edge *httpsEdge) routeFor(path string) *route {
+	if edge.auth != nil && strings.HasPrefix(path, session.PathPrefix) {
+		return edge.auth
+	}
+	i := slices.IndexFunc(edge.routes, func(rt *route) bool { return rt.matches(path) })
+	if i < 0 {
+		return nil
+	}
+	return edge.routes[i]
 }
 
 // serveBackend is the end of a route's request phase: its backend.
@@ -166,6 +172,11 @@ func (c *compiler) routePipeline(r *route, account string, doc *api.HTTPSEdgeRou
 	p.add(verify)
 	p.add(compileOAuth(doc.ID, doc.Match, doc.OAuth))
 	p.add(compileOIDC(doc.ID, doc.Match, doc.OIDC))
+	saml, err := c.compileSAML(account, doc)
+	if err != nil {
+		return err
+	}
+	p.add(saml)
 	if h := compileHeaders(doc.RequestHeaders); h != nil {
 		p.add(requestHeaders{h})
 	}

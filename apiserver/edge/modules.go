@@ -115,31 +115,3 @@ func (m tlsModules) config(cert *tls.Certificate, nextProtos ...string) *tls.Con
 	}
 	return cfg
 }
-
-// notYet names the first module of the next issue that is enabled among the named ones, ""
-// when none is: traffic through its owner is refused (errModule), never served as if the
-// module were not there.
-func notYet(modules ...namedModule) string {
-	for _, m := range modules {
-		if m.on {
-			return m.name
-		}
-	}
-	return ""
-}
-
-type namedModule struct {
-	name string
-	on   bool
-}
-
-func module[M any](name string, m *M, enabled func(*M) bool) namedModule {
-	return namedModule{name, m != nil && enabled(m)}
-}
-
-// routeNotYet and edgeNotYet: the modules traffic cannot go through yet.
-func routeNotYet(r *api.HTTPSEdgeRoute) string {
-	return notYet(
-		module("saml", r.SAML, func(m *api.SAMLModule) bool { return m.Enabled }),
-	)
-}

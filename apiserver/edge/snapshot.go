@@ -35,6 +35,8 @@ type Snapshot struct {
 
 	// breakers are the routes' circuit breakers, which the next snapshot takes over.
 	breakers map[breakerKey]*circuitBreaker
+
+	saml map[string]*samlRoute // route ID -> its saml module, for SAMLHandler
 }
 
 // site is what serves one hostname on the HTTPS listener: an HTTPS edge or a TLS edge.
@@ -109,10 +111,11 @@ func (o *objects) doc(id, kind, account string, v any) error {
 func compile(rev int64, objs *objects, log *zap.Logger, prev *Snapshot, rt policyRuntime) *Snapshot {
 	s := &Snapshot{Revision: rev, certs: map[string]*tls.Certificate{}, sites: map[string]*site{},
 		tcp: map[string]*tcpEdge{}, addrs: map[int]string{}, accounts: map[string]*accountRules{}}
-	c := &compiler{objs: objs, log: log, breakers: map[breakerKey]*circuitBreaker{}, policyRuntime: rt}
+	c := &compiler{objs: objs, log: log, breakers: map[breakerKey]*circuitBreaker{}, policyRuntime: rt, saml: map[string]*samlRoute{}}
 	if prev != nil {
 		c.prevBreakers = prev.breakers
 	}
+	s.saml = c.saml
 	for _, o := range objs.byKind[kinds.ReservedDomain] {
 		var d api.ReservedDomain
 		if err := json.Unmarshal(o.Doc, &d); err != nil || d.Certificate == nil {
@@ -189,6 +192,7 @@ type compiler struct {
 	// previous snapshot's, which it takes over where unchanged.
 	breakers, prevBreakers map[breakerKey]*circuitBreaker
 	policyRuntime
+	saml map[string]*samlRoute // the routes' saml modules compiled, by route ID
 }
 
 // policyRuntime is what the traffic policies of every snapshot share: the rate-limit

@@ -153,6 +153,7 @@ func startEdge(ctx context.Context, cfg *edgeConfig, l *edgeListeners, db store.
 	if err != nil {
 		return nil, err
 	}
+	srv.SetSAMLHandler(e.SAMLHandler())
 	runCtx, cancel := context.WithCancel(ctx)
 	go e.Run(runCtx)
 	if l.https != nil {
