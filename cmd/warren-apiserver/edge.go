@@ -16,8 +16,8 @@ import (
 	"github.com/warrenhq/terraform-provider-warren/apiserver/edge/session"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/cliflags"
-	"github.com/warrenhq/terraform-provider-warren/internal/webhook"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
+	"github.com/warrenhq/terraform-provider-warren/internal/webhook"
 )
 
 // edgeConfig is the traffic plane's part of the command line: without a listener flag the
@@ -148,7 +148,7 @@ func startEdge(ctx context.Context, cfg *edgeConfig, l *edgeListeners, db store.
 		DialTimeout: cfg.dialTimeout, HandshakeTimeout: cfg.handshakeTimeout, IdleTimeout: cfg.idleTimeout,
 		ReadHeaderTimeout: cfg.readHeaderTimeout, ResponseHeaderTimeout: cfg.responseHeaderTimeout, AllowPrivate: cfg.allow,
 		SNSCerts: webhook.NewSNSCerts(cfg.snsCertHost, nil),
-		OAuth: cfg.oauthProviders(),
+		OAuth:    cfg.oauthProviders(),
 	})
 	if err != nil {
 		return nil, err
