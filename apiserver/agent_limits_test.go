@@ -20,24 +20,6 @@ import (
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 )
 
-// clock is a test's Options.Now, moved on by hand.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // attempt is one agent's try to open a session: the handshake's HTTP answer when the
 // server refused the upgrade, else the answer to its Hello on ws.
 type attempt struct {
@@ -122,9 +104,9 @@ func (a *attempt) refused(t *testing.T, code, what, retryAfter string) {
 // rate ERR_226, the sessions held ERR_225), each with Retry-After; two agents that passed
 // the first count together are told apart when their sessions start.
 func TestAgentSessionLimits(t *testing.T) {
-	clk := &clock{now: time.Now()}
+	clk := apiservertest.NewClock(time.Now())
 	onEachDatabase(t, func(t *testing.T, c *tc) {
-		clk.add(time.Hour) // every run starts with full buckets
+		clk.Add(time.Hour) // every run starts with full buckets
 		_, tokA := c.credential()
 		_, tokB := c.credential()
 		a1 := connect(t, c.srv.URL, tokA)
@@ -150,7 +132,7 @@ func TestAgentSessionLimits(t *testing.T) {
 		apiservertest.WaitUntil(t, "the session is gone", func() bool { return len(c.listIDs("/tunnel_sessions")) == 2 })
 		dialAgent(t, c.srv.URL, tokB).refused(t, "ERR_226", "at most 5 per 60 seconds per account", "12")
 		// 20 s later both have regained a session.
-		clk.add(20 * time.Second)
+		clk.Add(20 * time.Second)
 		connect(t, c.srv.URL, tokA)
 
 		// Two agents upgraded while the credential held 1 of its 2 (the count before the

@@ -9,12 +9,12 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apiservertest"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/edge"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 )
@@ -193,28 +193,10 @@ func decodeBody(encoding, body string) (string, error) {
 	return string(b), err
 }
 
-// clock is a test clock the edge's rate limits read.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // TestTrafficPolicyRateLimit: a rate-limit trips past its capacity (429 ERR_8021 with
 // Retry-After), per bucket key, and lets requests through again once its window passed.
 func TestTrafficPolicyRateLimit(t *testing.T) {
-	clk := &clock{now: time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)}
+	clk := apiservertest.NewClock(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
 	e := newEnv(t, func(o *edge.Options) { o.Now = clk.Now })
 	e.policyRoute("limited.example.test", `
 on_http_request:
@@ -240,7 +222,7 @@ on_http_request:
 	if status, _ := get("b"); status != 200 {
 		t.Fatalf("another bucket: %d", status)
 	}
-	clk.advance(2 * time.Minute)
+	clk.Add(2 * time.Minute)
 	if status, _ := get("a"); status != 200 {
 		t.Fatalf("after the window: %d", status)
 	}
