@@ -6,13 +6,4 @@ set -euo pipefail
 if command -v sshd >/dev/null 2>&1 || [ -x /usr/sbin/sshd ]; then
   exit 0
 fi
-if ! command -v apt-get >/dev/null 2>&1; then
-  echo "bench-deps: sshd is missing and there is no apt-get: install OpenSSH's server by hand" >&2
-  exit 1
-fi
-sudo=""
-if [ "$(id -u)" != 0 ]; then
-  sudo="sudo"
-fi
-$sudo apt-get update
-$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends openssh-server
+exec "$(dirname "$0")/apt-install.sh" "OpenSSH's server (sshd)" openssh-server

@@ -7,13 +7,4 @@ for b in chromium chromium-browser google-chrome; do
     exit 0
   fi
 done
-if ! command -v apt-get >/dev/null 2>&1; then
-  echo "browser-deps: Chromium is missing and there is no apt-get: install Chromium by hand" >&2
-  exit 1
-fi
-sudo=""
-if [ "$(id -u)" != 0 ]; then
-  sudo="sudo"
-fi
-$sudo apt-get update
-$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium
+exec "$(dirname "$0")/apt-install.sh" Chromium chromium
