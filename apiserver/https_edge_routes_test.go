@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/pem"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -52,7 +53,7 @@ func TestRouteShapes(t *testing.T) {
 	equal(t, "request_headers", r["request_headers"], map[string]any{"enabled": true, "add": map[string]any{"x-env": "prod"}, "remove": []any{}})
 	equal(t, "response_headers", r["response_headers"], map[string]any{"enabled": true, "add": map[string]any{}, "remove": []any{"server"}})
 	equal(t, "webhook_verification (secret in clear, provider as given)", r["webhook_verification"], map[string]any{"enabled": true, "provider": "TWILIO", "secret": "whsec-route-secret"})
-	equal(t, "oidc", r["oidc"], map[string]any{"enabled": true, "options_passthrough": false, "cookie_prefix": "", "inactivity_timeout": float64(0), "maximum_duration": float64(0), "issuer": "https://idp.example.com", "client_id": "cid", "client_secret": "oidc-client-secret", "scopes": []any{}})
+	equal(t, "oidc", r["oidc"], map[string]any{"enabled": true, "options_passthrough": false, "cookie_prefix": "", "inactivity_timeout": float64(0), "maximum_duration": float64(0), "issuer": "https://idp.example.com", "client_id": "cid", "client_secret": "oidc-client-secret", "scopes": []any{}, "email_addresses": []any{}, "email_domains": []any{}})
 	equal(t, "websocket_tcp_converter", r["websocket_tcp_converter"], map[string]any{"enabled": false})
 	equal(t, "user_agent_filter", r["user_agent_filter"], map[string]any{"enabled": true, "allow": []any{}, "deny": []any{"(?i)bot"}})
 	equal(t, "traffic_policy", r["traffic_policy"], map[string]any{"enabled": true, "value": httpPolicy})
@@ -159,6 +160,63 @@ func TestRouteValidation(t *testing.T) {
 }
 
 // TestRouteCascade: deleting an edge deletes its routes, which release what they used.
+// TestOIDCEmailRules: the oidc module's email_addresses and email_domains (our extension)
+// take the values an OAuth provider's lists take and refuse the others with the same codes;
+// a refused write changes nothing.
+func TestOIDCEmailRules(t *testing.T) {
+	c := newTC(t)
+	edge := str(c.ok(201, "POST", "/edges/https", nil)["id"])
+	routes := "/edges/https/" + edge + "/routes"
+	oidc := func(lists map[string]any) map[string]any {
+		m := map[string]any{"issuer": "https://idp.example.com", "client_id": "cid", "client_secret": "s"}
+		for k, v := range lists {
+			m[k] = v
+		}
+		return m
+	}
+	id := str(c.ok(201, "POST", routes, map[string]any{"match_type": "path_prefix", "match": "/", "oidc": oidc(nil)})["id"])
+	good := c.ok(200, "PUT", routes+"/"+id+"/oidc", oidc(map[string]any{"email_addresses": []string{"alice@example.com", "b@xn--bcher-kva.example"}, "email_domains": []string{"corp.example"}}))
+	equal(t, "lists", []any{good["email_addresses"], good["email_domains"]}, []any{[]any{"alice@example.com", "b@xn--bcher-kva.example"}, []any{"corp.example"}})
+
+	many := func(n int, f func(i int) string) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = f(i)
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		field  string
+		values []string
+		code   string
+	}{
+		{"email_addresses", []string{"Alice@example.com"}, "ERR_7067"},
+		{"email_addresses", []string{"example.com"}, "ERR_7043"},
+		{"email_addresses", []string{"a@xn--99999999999.com"}, "ERR_7044"},
+		{"email_addresses", []string{"a@example.com", "a@example.com"}, "ERR_7046"},
+		{"email_addresses", []string{""}, "ERR_7051"},
+		{"email_addresses", many(1001, func(i int) string { return fmt.Sprintf("u%d@example.com", i) }), "ERR_7060"},
+		{"email_addresses", []string{strings.Repeat("a", 250) + "@example.com"}, "ERR_7139"},
+		{"email_domains", []string{"Corp.example"}, "ERR_7068"},
+		{"email_domains", []string{"corp"}, "ERR_7039"},
+		{"email_domains", []string{"xn--99999999999.com"}, "ERR_7045"},
+		{"email_domains", []string{"corp.example", "corp.example"}, "ERR_7047"},
+		{"email_domains", []string{" "}, "ERR_7052"},
+		{"email_domains", many(101, func(i int) string { return fmt.Sprintf("d%d.example", i) }), "ERR_7061"},
+		{"email_domains", []string{strings.Repeat("a.", 127) + "com"}, "ERR_7140"},
+	} {
+		lists := map[string]any{tt.field: tt.values}
+		oauth := c.fails(400, tt.code, "POST", routes, map[string]any{"match_type": "path_prefix", "match": "/oauth", "oauth": map[string]any{"provider": map[string]any{"google": lists}}})
+		equal(t, tt.code+" oauth param", oauth["details"].(map[string]any)["param"], "oauth.provider.google."+tt.field)
+		put := c.fails(400, tt.code, "PUT", routes+"/"+id+"/oidc", oidc(lists))
+		equal(t, tt.code+" oidc PUT param", put["details"].(map[string]any)["param"], tt.field)
+		post := c.fails(400, tt.code, "POST", routes, map[string]any{"match_type": "path_prefix", "match": "/oidc", "oidc": oidc(lists)})
+		equal(t, tt.code+" oidc POST param", post["details"].(map[string]any)["param"], "oidc."+tt.field)
+	}
+	equal(t, "unchanged", c.ok(200, "GET", routes+"/"+id+"/oidc", nil), good)
+	equal(t, "no other route", len(c.ok(200, "GET", "/edges/https/"+edge, nil)["routes"].([]any)), 1)
+}
+
 func TestRouteCascade(t *testing.T) {
 	c := newTC(t)
 	f := newEdgeFixtures(t, c, "app.example.com")

@@ -1,6 +1,8 @@
 package provider
 
 import (
+	"slices"
+
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
@@ -87,13 +89,19 @@ type oauthModuleModel struct {
 }
 
 func oauthAppMembers() []member {
-	return append(append([]member{
+	return slices.Concat([]member{
 		{name: "client_id", kind: kindString, desc: "Your own OAuth app's client ID; without it (and the secret) the service's managed app is used (not for amazon and facebook)."},
-	}, secretMembers("client_secret", "OAuth app's client secret; given with `client_id`")...),
-		member{name: "scopes", kind: kindStrings, desc: "Scopes to request beside those the edge needs to read the identity; only with your own app."},
-		member{name: "email_addresses", kind: kindStrings, desc: "Lowercase e-mail addresses allowed to sign in (the provider's verified address). Any one rule admits; with no rule set, anyone who signs in at the provider is admitted."},
-		member{name: "email_domains", kind: kindStrings, desc: "Lowercase e-mail domains allowed to sign in (the domain of the verified address)."},
-	)
+	}, secretMembers("client_secret", "OAuth app's client secret; given with `client_id`"), []member{
+		{name: "scopes", kind: kindStrings, desc: "Scopes to request beside those the edge needs to read the identity; only with your own app."},
+	}, emailRuleMembers())
+}
+
+// emailRuleMembers are the e-mail allow lists of an OAuth provider and of the oidc module.
+func emailRuleMembers() []member {
+	return []member{
+		{name: "email_addresses", kind: kindStrings, desc: "Lowercase e-mail addresses allowed to sign in (the provider's verified address). Any one rule admits; with no rule set, anyone who signs in at the provider is admitted."},
+		{name: "email_domains", kind: kindStrings, desc: "Lowercase e-mail domains allowed to sign in (the domain of the verified address)."},
+	}
 }
 
 func oauthProviderMembers() []member {
@@ -248,25 +256,31 @@ type oidcModuleModel struct {
 	ClientSecretWO        types.String `tfsdk:"client_secret_wo"`
 	ClientSecretWOVersion types.Int64  `tfsdk:"client_secret_wo_version"`
 	Scopes                types.List   `tfsdk:"scopes"`
+	EmailAddresses        types.List   `tfsdk:"email_addresses"`
+	EmailDomains          types.List   `tfsdk:"email_domains"`
 }
 
 var oidcModule = module[oidcModuleModel, api.OIDCModuleRequest, api.OIDCModule]{
-	members: append(append(sessionMembers(""),
-		member{name: "issuer", kind: kindString, required: true, desc: "The OpenID Connect issuer URL."},
-		member{name: "client_id", kind: kindString, required: true, desc: "The client ID at the issuer."},
-	), append(secretMembers("client_secret", "client secret at the issuer; required (as a value or write-only)"),
-		member{name: "scopes", kind: kindStrings, desc: "Scopes to request; `openid` is always asked for (`openid email profile` when empty)."})...),
+	members: slices.Concat(sessionMembers(""), []member{
+		{name: "issuer", kind: kindString, required: true, desc: "The OpenID Connect issuer URL."},
+		{name: "client_id", kind: kindString, required: true, desc: "The client ID at the issuer."},
+	}, secretMembers("client_secret", "client secret at the issuer; required (as a value or write-only)"), []member{
+		{name: "scopes", kind: kindStrings, desc: "Scopes to request; `openid` is always asked for (`openid email profile` when empty)."},
+	}, emailRuleMembers()),
 	expand: func(m, config *oidcModuleModel) *api.OIDCModuleRequest {
 		var wo types.String
 		if config != nil {
 			wo = config.ClientSecretWO
 		}
-		return &api.OIDCModuleRequest{SessionFieldsRequest: m.sessionModel.request(), Issuer: optional(m.Issuer), ClientID: optional(m.ClientID), ClientSecret: secretOf(m.ClientSecret, wo), Scopes: stringsOf(m.Scopes)}
+		return &api.OIDCModuleRequest{SessionFieldsRequest: m.sessionModel.request(), Issuer: optional(m.Issuer), ClientID: optional(m.ClientID), ClientSecret: secretOf(m.ClientSecret, wo), Scopes: stringsOf(m.Scopes),
+			EmailAddresses: stringsOf(m.EmailAddresses), EmailDomains: stringsOf(m.EmailDomains)}
 	},
 	flatten: func(r *api.OIDCModule, prior *oidcModuleModel) oidcModuleModel {
 		secret := &r.ClientSecret
 		out := oidcModuleModel{sessionModel: sessionOf(r.SessionFields), Issuer: types.StringValue(r.Issuer), ClientID: types.StringValue(r.ClientID),
-			ClientSecretWO: types.StringNull(), Scopes: listValue(r.Scopes, prior, func(m *oidcModuleModel) types.List { return m.Scopes })}
+			ClientSecretWO: types.StringNull(), Scopes: listValue(r.Scopes, prior, func(m *oidcModuleModel) types.List { return m.Scopes }),
+			EmailAddresses: listValue(r.EmailAddresses, prior, func(m *oidcModuleModel) types.List { return m.EmailAddresses }),
+			EmailDomains:   listValue(r.EmailDomains, prior, func(m *oidcModuleModel) types.List { return m.EmailDomains })}
 		out.ClientSecret, out.ClientSecretWOVersion = secretState(secret, prior, func(m *oidcModuleModel) (types.String, types.Int64) { return m.ClientSecret, m.ClientSecretWOVersion })
 		return out
 	},

@@ -40,17 +40,18 @@ func TestAuthModulesRoundTrip(t *testing.T) {
 		roundTrip(t, oauthModule, oauthModuleModel{sessionModel: sessionDefaults("x."), AuthCheckInterval: types.Int64Value(0),
 			Provider: &oauthProviderModel{GitHub: &oauthGitHubModel{oauthAppModel: *app, Teams: stringList([]string{"org/team"}), Organizations: types.ListNull(types.StringType)}}}, rules.OAuth)
 	})
-	t.Run("oidc, write-only secret sent, never in state", func(t *testing.T) {
+	t.Run("oidc, write-only secret sent, never in state; e-mail rules kept", func(t *testing.T) {
 		ctx := context.Background()
 		plan := oidcModuleModel{sessionModel: sessionDefaults(""), Issuer: types.StringValue("https://idp.example.com"), ClientID: types.StringValue("cid"),
-			ClientSecret: types.StringNull(), ClientSecretWO: types.StringNull(), ClientSecretWOVersion: types.Int64Value(1), Scopes: types.ListNull(types.StringType)}
+			ClientSecret: types.StringNull(), ClientSecretWO: types.StringNull(), ClientSecretWOVersion: types.Int64Value(1), Scopes: types.ListNull(types.StringType),
+			EmailAddresses: stringList([]string{"a@example.com"}), EmailDomains: types.ListNull(types.StringType)}
 		config := plan
 		config.ClientSecretWO = types.StringValue("wo-secret")
 		planObj, _ := types.ObjectValueFrom(ctx, oidcModule.attrTypes(), plan)
 		configObj, _ := types.ObjectValueFrom(ctx, oidcModule.attrTypes(), config)
 		var diags diag.Diagnostics
 		req := oidcModule.request(ctx, planObj, configObj, &diags)
-		if req == nil || req.ClientSecret == nil || *req.ClientSecret != "wo-secret" {
+		if req == nil || req.ClientSecret == nil || *req.ClientSecret != "wo-secret" || len(req.EmailAddresses) != 1 || req.EmailDomains != nil {
 			t.Fatalf("request %+v %v", req, diags)
 		}
 		resp, err := rules.OIDC(req)

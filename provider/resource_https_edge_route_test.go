@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -62,15 +63,22 @@ resource "warren_https_edge_route" "test" {
   traffic_policy = {
     value = jsonencode({ on_http_request = [{ actions = [{ type = "deny" }] }] })
   }`)
-	// OIDC with a write-only secret: it reaches the server, never the state.
-	oidc := cfg(fmt.Sprintf(`match = "/api"
+	// OIDC with a write-only secret: it reaches the server, never the state; its e-mail
+	// rules set, then changed.
+	oidcWith := func(rules string) string {
+		return cfg(fmt.Sprintf(`match = "/api"
   backend = { backend_id = warren_static_backend.app.id }
   oidc = {
     issuer                   = "https://login.example.com"
     client_id                = "warren"
     client_secret_wo         = %q
     client_secret_wo_version = 1
-  }`, secret))
+    %s
+  }`, secret, rules))
+	}
+	oidc := oidcWith(`email_addresses = ["alice@example.com", "bob@example.com"]
+    email_domains   = ["corp.example"]`)
+	oidcRulesChanged := oidcWith(`email_addresses = ["carol@example.com"]`)
 	// OIDC replaced by SAML in one apply: the OIDC module is deleted before the PATCH adds SAML.
 	saml := cfg(fmt.Sprintf(`match = "/api"
   backend = { backend_id = warren_static_backend.app.id }
@@ -83,6 +91,20 @@ resource "warren_https_edge_route" "test" {
   }`)
 	routeModules := func(rs *terraform.ResourceState) func(ctx context.Context, id, module string, out any) error {
 		return env.client.HTTPSEdgeRoutes.Under(rs.Primary.Attributes["edge_id"]).GetModule
+	}
+	// oidcRules checks through the API the e-mail rules the server has.
+	oidcRules := func(emails, domains []string) resource.TestCheckFunc {
+		return func(s *terraform.State) error {
+			rs := s.RootModule().Resources[addr]
+			var m api.OIDCModule
+			if err := routeModules(rs)(context.Background(), rs.Primary.ID, "oidc", &m); err != nil {
+				return err
+			}
+			if !slices.Equal(m.EmailAddresses, emails) || !slices.Equal(m.EmailDomains, domains) {
+				return fmt.Errorf("the server's e-mail rules are %q and %q, want %q and %q", m.EmailAddresses, m.EmailDomains, emails, domains)
+			}
+			return nil
+		}
 	}
 	// routeModuleGone checks through the API that the route has none of modules (GET 404).
 	routeModuleGone := func(modules ...string) resource.TestCheckFunc {
@@ -131,6 +153,20 @@ resource "warren_https_edge_route" "test" {
     issuer    = "https://login.example.com"
     client_id = "a"
   }`), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)exactly one of.*client_secret`)},
+			{Config: cfg(`match = "/a"
+  oidc = {
+    issuer          = "https://login.example.com"
+    client_id       = "a"
+    client_secret   = "b"
+    email_addresses = ["Alice@example.com"]
+  }`), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)e-mail address "Alice@example.com" must be\s+lowercase`)},
+			{Config: cfg(`match = "/a"
+  oidc = {
+    issuer        = "https://login.example.com"
+    client_id     = "a"
+    client_secret = "b"
+    email_domains = ["corp.example", "corp.example"]
+  }`), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)"corp.example" is listed more than once`)},
 			{Config: cfg(`match = "/a"
   user_agent_filter = { allow = ["(unclosed"] }`), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)user agent pattern "\(unclosed" is not a\s+valid regular expression`)},
 			{
@@ -188,12 +224,26 @@ resource "warren_https_edge_route" "test" {
 						}
 						return nil
 					},
+					oidcRules([]string{"alice@example.com", "bob@example.com"}, []string{"corp.example"}),
 				),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("oidc").AtMapKey("client_secret"), knownvalue.Null()),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("oidc").AtMapKey("client_secret_wo"), knownvalue.Null()),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("oidc").AtMapKey("client_secret_wo_version"), knownvalue.Int64Exact(1)),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("oidc").AtMapKey("cookie_prefix"), knownvalue.StringExact("")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("oidc").AtMapKey("email_addresses"),
+						knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("alice@example.com"), knownvalue.StringExact("bob@example.com")})),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("oidc").AtMapKey("email_domains"), knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("corp.example")})),
+				},
+			},
+			{
+				// The e-mail rules changed in place; an omitted list is [] at the server.
+				Config:           oidcRulesChanged,
+				ConfigPlanChecks: expectAction(addr, plancheck.ResourceActionUpdate),
+				Check:            oidcRules([]string{"carol@example.com"}, []string{}),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("oidc").AtMapKey("email_addresses"), knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("carol@example.com")})),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("oidc").AtMapKey("email_domains"), knownvalue.Null()),
 				},
 			},
 			// The CLI import cannot know the write-only secret's version.

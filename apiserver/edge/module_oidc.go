@@ -35,7 +35,7 @@ func compileOIDC(routeID, match string, m *api.OIDCModule) *login {
 		o.scopes = unique(slices.Concat([]string{"openid"}, m.Scopes))
 	}
 	l := newLogin(routeID, match, m.SessionFields, o)
-	l.allow = newAllowRules(nil, nil, nil, nil)
+	l.allow = newAllowRules(m.EmailAddresses, m.EmailDomains, nil, nil)
 	return l
 }
 

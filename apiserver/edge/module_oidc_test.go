@@ -169,3 +169,34 @@ func TestOIDCProviderDown(t *testing.T) {
 		t.Fatalf("a wrong client secret: %d %q", status, body)
 	}
 }
+
+// TestOIDCAllowRules: email_addresses and email_domains admit as they do for OAuth (any
+// one rule, case aside); an identity in neither list is refused with 403, and so is an
+// address the provider says is unverified, even in an allowed domain.
+func TestOIDCAllowRules(t *testing.T) {
+	p := newOIDCProvider(t)
+	e := newEnv(t)
+	e.labelled("http", map[string]string{"app": "who"}, "http://"+identityApp(t))
+	backend := e.create("/backends/tunnel_group", map[string]any{"labels": map[string]string{"app": "who"}})
+	e.httpsEdge("rules.oidc.example.test", backend, map[string]any{"oidc": p.module(map[string]any{
+		"email_addresses": []string{"alice@example.com"}, "email_domains": []string{"corp.example"}})})
+	for _, tc := range []struct {
+		email string
+		ok    bool
+	}{
+		{"alice@example.com", true},
+		{"bob@corp.example", true},
+		{"Carol@Corp.Example", true},
+		{"mallory@evil.example", false},
+		{"alice@example.com.evil.example", false},
+		{"unverified@corp.example", false},
+	} {
+		status, body := signInVia(t, e.loginClient(), "https://rules.oidc.example.test/", oidcMarker, tc.email)
+		switch {
+		case tc.ok && (status != 200 || !strings.Contains(body, "provider=oidc email="+tc.email+" ")):
+			t.Fatalf("%s: %d %q, want admitted", tc.email, status, body)
+		case !tc.ok && (status != http.StatusForbidden || !strings.Contains(body, "ERR_8040")):
+			t.Fatalf("%s: %d %q, want 403 ERR_8040", tc.email, status, body)
+		}
+	}
+}

@@ -235,22 +235,27 @@ type OAuthGitHubRequest struct {
 }
 
 // OIDCModule signs users in with an OpenID Connect provider. The client secret is returned
-// in clear (details.md §8.6).
+// in clear (details.md §8.6). EmailAddresses and EmailDomains are our extension: the OAuth
+// providers' allow lists, by the same names and rules.
 type OIDCModule struct {
 	SessionFields
-	Issuer       string   `json:"issuer"`
-	ClientID     string   `json:"client_id"`
-	ClientSecret string   `json:"client_secret"`
-	Scopes       []string `json:"scopes"`
+	Issuer         string   `json:"issuer"`
+	ClientID       string   `json:"client_id"`
+	ClientSecret   string   `json:"client_secret"`
+	Scopes         []string `json:"scopes"`
+	EmailAddresses []string `json:"email_addresses"`
+	EmailDomains   []string `json:"email_domains"`
 }
 
 // OIDCModuleRequest configures an oidc module.
 type OIDCModuleRequest struct {
 	SessionFieldsRequest
-	Issuer       *string  `json:"issuer,omitempty"`
-	ClientID     *string  `json:"client_id,omitempty"`
-	ClientSecret *string  `json:"client_secret,omitempty"`
-	Scopes       []string `json:"scopes"`
+	Issuer         *string  `json:"issuer,omitempty"`
+	ClientID       *string  `json:"client_id,omitempty"`
+	ClientSecret   *string  `json:"client_secret,omitempty"`
+	Scopes         []string `json:"scopes"`
+	EmailAddresses []string `json:"email_addresses"`
+	EmailDomains   []string `json:"email_domains"`
 }
 
 // SAMLModule signs users in with a SAML identity provider. The service derives the members

@@ -267,15 +267,25 @@ func oauthApp(name string, req *api.OAuthAppRequest) (*api.OAuthApp, error) {
 	if err != nil {
 		return nil, err
 	}
-	emails, err := authList(field+"email_addresses", "e-mail addresses", emailCodes, MaxEmailAddresses, MaxEmailAddressBytes, req.EmailAddresses, func(e string) error { return emailAddress(field+"email_addresses", e) })
-	if err != nil {
-		return nil, err
-	}
-	domains, err := authList(field+"email_domains", "e-mail domains", domainCodes, MaxAuthListEntries, MaxEmailDomainBytes, req.EmailDomains, func(d string) error { return emailDomain(field+"email_domains", d) })
+	emails, domains, err := emailRules(field, req.EmailAddresses, req.EmailDomains)
 	if err != nil {
 		return nil, err
 	}
 	return &api.OAuthApp{ClientID: id, ClientSecret: secret, Scopes: scopes, EmailAddresses: emails, EmailDomains: domains}, nil
+}
+
+// emailRules checks the e-mail allow lists of an oauth provider or an oidc module, whose
+// members are named field+"email_addresses" and field+"email_domains"; [] when not sent.
+func emailRules(field string, emails, domains []string) ([]string, []string, error) {
+	emails, err := authList(field+"email_addresses", "e-mail addresses", emailCodes, MaxEmailAddresses, MaxEmailAddressBytes, emails, func(e string) error { return emailAddress(field+"email_addresses", e) })
+	if err != nil {
+		return nil, nil, err
+	}
+	domains, err = authList(field+"email_domains", "e-mail domains", domainCodes, MaxAuthListEntries, MaxEmailDomainBytes, domains, func(d string) error { return emailDomain(field+"email_domains", d) })
+	if err != nil {
+		return nil, nil, err
+	}
+	return emails, domains, nil
 }
 
 func nonEmpty(p *string) *string {
@@ -362,7 +372,8 @@ func githubSlug(s string, team bool) bool {
 
 // OIDC checks an oidc module (§8.6): issuer, client_id and client_secret required
 // (ERR_7088/7089/7090), the issuer an absolute http(s) URL (ERR_215) of at most
-// MaxIssuerBytes (ERR_7087); cookie_prefix defaults to "".
+// MaxIssuerBytes (ERR_7087); email_addresses and email_domains (our extension) as an OAuth
+// provider's; cookie_prefix defaults to "".
 func OIDC(req *api.OIDCModuleRequest) (*api.OIDCModule, error) {
 	s, err := session(&req.SessionFieldsRequest, "")
 	if err != nil {
@@ -396,7 +407,11 @@ func OIDC(req *api.OIDCModuleRequest) (*api.OIDCModule, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &api.OIDCModule{SessionFields: s, Issuer: issuer, ClientID: *req.ClientID, ClientSecret: *req.ClientSecret, Scopes: scopes}, nil
+	emails, domains, err := emailRules("", req.EmailAddresses, req.EmailDomains)
+	if err != nil {
+		return nil, err
+	}
+	return &api.OIDCModule{SessionFields: s, Issuer: issuer, ClientID: *req.ClientID, ClientSecret: *req.ClientSecret, Scopes: scopes, EmailAddresses: emails, EmailDomains: domains}, nil
 }
 
 // SAML checks a saml module (§8.6): idp_metadata required (ERR_7091), at most

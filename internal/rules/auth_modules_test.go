@@ -205,10 +205,16 @@ func TestOIDC(t *testing.T) {
 		code, fld string
 		out       *api.OIDCModule
 	}{
-		{"defaults", base(nil), "", "", &api.OIDCModule{SessionFields: api.SessionFields{Enabled: true}, Issuer: "https://accounts.example.com/tenant", ClientID: "client-id", ClientSecret: secretValue, Scopes: []string{}}},
+		{"defaults", base(nil), "", "", &api.OIDCModule{SessionFields: api.SessionFields{Enabled: true}, Issuer: "https://accounts.example.com/tenant", ClientID: "client-id", ClientSecret: secretValue,
+			Scopes: []string{}, EmailAddresses: []string{}, EmailDomains: []string{}}},
 		{"http issuer and scopes", base(func(r *api.OIDCModuleRequest) {
 			r.Issuer, r.Scopes, r.CookiePrefix, r.OptionsPassthrough = ptr("http://127.0.0.1:8080"), []string{"openid", "email"}, ptr("sso."), ptr(true)
-		}), "", "", &api.OIDCModule{SessionFields: api.SessionFields{Enabled: true, CookiePrefix: "sso.", OptionsPassthrough: true}, Issuer: "http://127.0.0.1:8080", ClientID: "client-id", ClientSecret: secretValue, Scopes: []string{"openid", "email"}}},
+		}), "", "", &api.OIDCModule{SessionFields: api.SessionFields{Enabled: true, CookiePrefix: "sso.", OptionsPassthrough: true}, Issuer: "http://127.0.0.1:8080", ClientID: "client-id", ClientSecret: secretValue,
+			Scopes: []string{"openid", "email"}, EmailAddresses: []string{}, EmailDomains: []string{}}},
+		{"e-mail rules", base(func(r *api.OIDCModuleRequest) {
+			r.EmailAddresses, r.EmailDomains = []string{"alice@example.com", "bob@xn--bcher-kva.example"}, []string{"corp.example"}
+		}), "", "", &api.OIDCModule{SessionFields: api.SessionFields{Enabled: true}, Issuer: "https://accounts.example.com/tenant", ClientID: "client-id", ClientSecret: secretValue,
+			Scopes: []string{}, EmailAddresses: []string{"alice@example.com", "bob@xn--bcher-kva.example"}, EmailDomains: []string{"corp.example"}}},
 		{"no issuer", base(func(r *api.OIDCModuleRequest) { r.Issuer = nil }), "ERR_7088", "issuer", nil},
 		{"empty issuer", base(func(r *api.OIDCModuleRequest) { r.Issuer = ptr("") }), "ERR_7088", "issuer", nil},
 		{"no client id", base(func(r *api.OIDCModuleRequest) { r.ClientID = nil }), "ERR_7089", "client_id", nil},
@@ -225,6 +231,29 @@ func TestOIDC(t *testing.T) {
 		}), "ERR_7138", "client_secret", nil},
 		{"scope twice", base(func(r *api.OIDCModuleRequest) { r.Scopes = []string{"openid", "openid"} }), "ERR_215", "scopes", nil},
 		{"session rule", base(func(r *api.OIDCModuleRequest) { r.InactivityTimeout = ptr[int64](MaxInactivityTimeout + 1) }), "ERR_7092", "inactivity_timeout", nil},
+		// The e-mail rules are an OAuth provider's, with their codes.
+		{"email uppercase", base(func(r *api.OIDCModuleRequest) { r.EmailAddresses = []string{"A@example.com"} }), "ERR_7067", "email_addresses", nil},
+		{"email without @", base(func(r *api.OIDCModuleRequest) { r.EmailAddresses = []string{"example.com"} }), "ERR_7043", "email_addresses", nil},
+		{"email punycode", base(func(r *api.OIDCModuleRequest) { r.EmailAddresses = []string{"a@xn--99999999999.com"} }), "ERR_7044", "email_addresses", nil},
+		{"email twice", base(func(r *api.OIDCModuleRequest) { r.EmailAddresses = []string{"a@example.com", "a@example.com"} }), "ERR_7046", "email_addresses", nil},
+		{"email empty", base(func(r *api.OIDCModuleRequest) { r.EmailAddresses = []string{""} }), "ERR_7051", "email_addresses", nil},
+		{"too many emails", base(func(r *api.OIDCModuleRequest) {
+			r.EmailAddresses = strs(MaxEmailAddresses+1, func(i int) string { return strings.Repeat("a", i%200+1) + "@example.com" })
+		}), "ERR_7060", "email_addresses", nil},
+		{"email too long", base(func(r *api.OIDCModuleRequest) {
+			r.EmailAddresses = []string{strings.Repeat("a", MaxEmailAddressBytes) + "@example.com"}
+		}), "ERR_7139", "email_addresses", nil},
+		{"domain uppercase", base(func(r *api.OIDCModuleRequest) { r.EmailDomains = []string{"Example.com"} }), "ERR_7068", "email_domains", nil},
+		{"domain invalid", base(func(r *api.OIDCModuleRequest) { r.EmailDomains = []string{"example"} }), "ERR_7039", "email_domains", nil},
+		{"domain punycode", base(func(r *api.OIDCModuleRequest) { r.EmailDomains = []string{"xn--99999999999.com"} }), "ERR_7045", "email_domains", nil},
+		{"domain twice", base(func(r *api.OIDCModuleRequest) { r.EmailDomains = []string{"example.com", "example.com"} }), "ERR_7047", "email_domains", nil},
+		{"domain empty", base(func(r *api.OIDCModuleRequest) { r.EmailDomains = []string{" "} }), "ERR_7052", "email_domains", nil},
+		{"too many domains", base(func(r *api.OIDCModuleRequest) {
+			r.EmailDomains = strs(MaxAuthListEntries+1, func(i int) string { return strings.Repeat("d", i+1) + ".example" })
+		}), "ERR_7061", "email_domains", nil},
+		{"domain too long", base(func(r *api.OIDCModuleRequest) {
+			r.EmailDomains = []string{strings.Repeat("d", MaxEmailDomainBytes) + ".example"}
+		}), "ERR_7140", "email_domains", nil},
 	} {
 		got, err := OIDC(&tt.req)
 		want(t, tt.name, got, err, tt.code, tt.fld, tt.out)
