@@ -47,7 +47,7 @@ func (e *env) browserExpire(ctx context.Context, pageURL, host, cookie, routeID 
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	purpose := "route session " + routeID // module_login.go's sessionPurpose
+	purpose := "route session " + routeID // signin.go's sessionPurpose
 	for _, c := range res.Cookies {
 		if c.Name != cookie {
 			continue

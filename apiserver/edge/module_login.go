@@ -32,13 +32,10 @@ import (
 //   - a signed-in request goes on with the identity headers set and the edge's cookies
 //     removed, the session checked at the provider again every checkEvery (oauth).
 type login struct {
-	routeID     string
+	signIn
 	root        string // where a login begun by other than GET or HEAD comes back to
-	cookie      string // the session cookie
 	stateCookie string
-	limits      session.Limits
 	checkEvery  time.Duration // 0: the identity is never checked again
-	passOptions bool
 	allow       allowRules
 	idp         identityProvider
 }
@@ -98,42 +95,23 @@ func newLogin(routeID, match string, s api.SessionFields, idp identityProvider) 
 	if !strings.HasPrefix(root, "/") {
 		root = "/"
 	}
-	return &login{
-		routeID: routeID, root: root, idp: idp,
-		cookie: session.CookieName(s.CookiePrefix), stateCookie: session.StateCookieName(s.CookiePrefix),
-		limits:      session.Limits{Inactivity: seconds(s.InactivityTimeout), Maximum: seconds(s.MaximumDuration)},
-		passOptions: s.OptionsPassthrough,
-	}
+	stateCookie := session.StateCookieName(s.CookiePrefix)
+	return &login{signIn: newSignIn(routeID, s, stateCookie), root: root, stateCookie: stateCookie, idp: idp}
 }
 
-func seconds(n int64) time.Duration { return time.Duration(n) * time.Second }
-
-func (l *login) sessionPurpose() string { return "route session " + l.routeID }
-func (l *login) statePurpose() string   { return "route login " + l.routeID }
+func (l *login) statePurpose() string { return "route login " + l.routeID }
 
 func (l *login) serve(w http.ResponseWriter, r *http.Request, x *exchange, next handler) {
-	switch {
-	case r.URL.Path == session.CallbackPath:
+	if r.URL.Path == session.CallbackPath {
 		l.callback(w, r, x)
 		return
-	case r.URL.Path == session.LogoutPath:
-		session.ClearCookie(w, l.cookie)
-		session.ClearCookie(w, l.stateCookie)
-		w.Header().Set("Cache-Control", "no-store")
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		_, _ = w.Write([]byte("You are signed out.\n"))
-		return
-	case strings.HasPrefix(r.URL.Path, session.PathPrefix):
-		x.refuse(w, http.StatusNotFound, errAuthPath, "%s is reserved for the sign-in; nothing is served there.", r.URL.Path)
-		return
-	case r.Method == http.MethodOptions && l.passOptions:
-		session.StripCookies(r, l.cookie, l.stateCookie)
-		next(w, r, x)
+	}
+	if l.reserved(w, r, x, next) {
 		return
 	}
-	now := time.Now()
-	var s session.Session
-	if !l.open(r, x, &s) || !s.Live(now, l.limits) {
+	now := x.e.opts.Now()
+	s, ok := l.session(r, x, now)
+	if !ok {
 		l.begin(w, r, x)
 		return
 	}
@@ -143,12 +121,12 @@ func (l *login) serve(w http.ResponseWriter, r *http.Request, x *exchange, next 
 		if err != nil {
 			x.e.log.Info("edge: a session's check at the identity provider failed; the session ends",
 				zap.String("route_id", l.routeID), zap.String("user_id", s.Identity.Subject), zap.Error(err))
-			session.ClearCookie(w, l.cookie)
+			session.ClearCookie(w, l.cookies[0])
 			l.begin(w, r, x)
 			return
 		}
 		if !l.allow.admits(id) {
-			session.ClearCookie(w, l.cookie)
+			session.ClearCookie(w, l.cookies[0])
 			l.deny(w, x, id)
 			return
 		}
@@ -157,38 +135,10 @@ func (l *login) serve(w http.ResponseWriter, r *http.Request, x *exchange, next 
 	if now.Sub(s.Seen) >= session.TouchEvery {
 		s.Seen, changed = now, true
 	}
-	if changed && !l.setSession(w, x, &s, now) {
+	if changed && !l.save(w, x, s, now) {
 		return
 	}
-	session.StripCookies(r, l.cookie, l.stateCookie)
-	session.SetHeaders(r.Header, s.Identity)
-	next(w, r, x)
-}
-
-// open reads the session cookie into s: false when there is none or it is not this
-// route's.
-func (l *login) open(r *http.Request, x *exchange, s *session.Session) bool {
-	c, err := r.Cookie(l.cookie)
-	if err != nil {
-		return false
-	}
-	return x.e.sessions.Open(l.sessionPurpose(), c.Value, s) == nil && s.RouteID == l.routeID
-}
-
-// setSession seals s into the session cookie, which the browser keeps until the maximum
-// duration ends (or, without one, while it runs).
-func (l *login) setSession(w http.ResponseWriter, x *exchange, s *session.Session, now time.Time) bool {
-	sealed, err := x.e.sessions.Seal(l.sessionPurpose(), s)
-	if err != nil {
-		x.refuse(w, http.StatusInternalServerError, errConfig, "The session could not be sealed.")
-		return false
-	}
-	var maxAge time.Duration
-	if l.limits.Maximum > 0 {
-		maxAge = max(s.Created.Add(l.limits.Maximum).Sub(now), time.Second)
-	}
-	session.SetCookie(w, l.cookie, sealed, maxAge)
-	return true
+	l.pass(w, r, x, next, s.Identity)
 }
 
 // begin sends the visitor to the provider's sign-in page.
@@ -247,9 +197,9 @@ func (l *login) callback(w http.ResponseWriter, r *http.Request, x *exchange) {
 		l.deny(w, x, id)
 		return
 	}
-	now := time.Now()
+	now := x.e.opts.Now()
 	s := &session.Session{RouteID: l.routeID, Identity: id.Identity, Created: now, Seen: now, Checked: now, Token: token}
-	if !l.setSession(w, x, s, now) {
+	if !l.save(w, x, s, now) {
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")

@@ -153,7 +153,7 @@ func (e *env) reseal(c *http.Client, host, cookie, routeID string, edit func(*se
 		e.t.Fatal(err)
 	}
 	u, _ := url.Parse("https://" + host + "/")
-	purpose := "route session " + routeID // module_login.go's sessionPurpose
+	purpose := "route session " + routeID // signin.go's sessionPurpose
 	for _, ck := range c.Jar.Cookies(u) {
 		if ck.Name != cookie {
 			continue

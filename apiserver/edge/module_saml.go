@@ -71,13 +71,10 @@ var (
 
 // samlRoute is a route's saml module compiled.
 type samlRoute struct {
-	routeID     string
-	sp          *saml.ServiceProvider // shared read-only; ParseResponse runs on a copy
-	hosts       []string              // the edge's host names: where an IdP-initiated login may land
-	cookie      string
-	limits      session.Limits
-	groups      []string // authorized_groups; none: anyone the IdP signs in
-	passthrough bool     // options_passthrough
+	signIn
+	sp     *saml.ServiceProvider // shared read-only; ParseResponse runs on a copy
+	hosts  []string              // the edge's host names: where an IdP-initiated login may land
+	groups []string              // authorized_groups; none: anyone the IdP signs in
 }
 
 // samlRelay is the RelayState of an SP-initiated login, sealed for the route.
@@ -144,13 +141,7 @@ func (c *compiler) compileSAML(account string, doc *api.HTTPSEdgeRoute) (*samlRo
 		LogoutBindings:                   []string{saml.HTTPPostBinding, saml.HTTPRedirectBinding},
 		RejectSHA1Signatures:             true,
 	}
-	r := &samlRoute{
-		routeID: doc.ID, sp: sp, hosts: hostsOf(edge.Hostports),
-		cookie:      session.CookieName(m.CookiePrefix),
-		limits:      session.Limits{Inactivity: time.Duration(m.InactivityTimeout) * time.Second, Maximum: time.Duration(m.MaximumDuration) * time.Second},
-		groups:      m.AuthorizedGroups,
-		passthrough: m.OptionsPassthrough,
-	}
+	r := &samlRoute{signIn: newSignIn(doc.ID, m.SessionFields), sp: sp, hosts: hostsOf(edge.Hostports), groups: m.AuthorizedGroups}
 	c.saml[doc.ID] = r
 	return r, nil
 }
@@ -181,62 +172,25 @@ func samlKeyPair(keyPEM, certPEM string) (crypto.Signer, *x509.Certificate, erro
 // upstream, else a login at the IdP.
 func (s *samlRoute) serve(w http.ResponseWriter, r *http.Request, x *exchange, next handler) {
 	now := x.e.opts.Now()
-	switch {
-	case r.URL.Path == session.CallbackPath:
+	if r.URL.Path == session.CallbackPath {
 		s.finishLogin(w, r, x, now)
 		return
-	case r.URL.Path == session.LogoutPath:
-		session.ClearCookie(w, s.cookie)
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.Header().Set("Cache-Control", "no-store")
-		_, _ = fmt.Fprintln(w, "You are signed out.")
-		return
-	case strings.HasPrefix(r.URL.Path, session.PathPrefix):
-		x.refuse(w, http.StatusNotFound, errAuthPath, "Nothing is served at this reserved path.")
-		return
-	case r.Method == http.MethodOptions && s.passthrough:
-		session.StripCookies(r, s.cookie)
-		next(w, r, x)
+	}
+	if s.reserved(w, r, x, next) {
 		return
 	}
-	if sess, ok := s.session(r, x.e, now); ok {
-		if now.Sub(sess.Seen) >= session.TouchEvery {
-			sess.Seen = now
-			s.setCookie(w, x.e, sess, now)
+	sess, ok := s.session(r, x, now)
+	if !ok || x.e.samlLogouts.ended(s.routeID, sess.Identity.Subject, sess.Created) {
+		s.startLogin(w, r, x, now)
+		return
+	}
+	if now.Sub(sess.Seen) >= session.TouchEvery {
+		sess.Seen = now
+		if !s.save(w, x, sess, now) {
+			return
 		}
-		session.SetHeaders(r.Header, sess.Identity)
-		session.StripCookies(r, s.cookie)
-		next(w, r, x)
-		return
 	}
-	s.startLogin(w, r, x, now)
-}
-
-// session opens the visitor's session cookie: false when there is none, or it is not this
-// route's, or it expired.
-func (s *samlRoute) session(r *http.Request, e *Edge, now time.Time) (*session.Session, bool) {
-	c, err := r.Cookie(s.cookie)
-	if err != nil {
-		return nil, false
-	}
-	var sess session.Session
-	if e.sessions.Open(s.purpose("session"), c.Value, &sess) != nil || sess.RouteID != s.routeID || !sess.Live(now, s.limits) ||
-		e.samlLogouts.ended(s.routeID, sess.Identity.Subject, sess.Created) {
-		return nil, false
-	}
-	return &sess, true
-}
-
-func (s *samlRoute) setCookie(w http.ResponseWriter, e *Edge, sess *session.Session, now time.Time) {
-	sealed, err := e.sessions.Seal(s.purpose("session"), sess)
-	if err != nil {
-		return // the session goes on with the cookie it has
-	}
-	var maxAge time.Duration // none: a browser session, unless maximum_duration bounds it
-	if s.limits.Maximum > 0 {
-		maxAge = sess.Created.Add(s.limits.Maximum).Sub(now)
-	}
-	session.SetCookie(w, s.cookie, sealed, maxAge)
+	s.pass(w, r, x, next, sess.Identity)
 }
 
 // startLogin sends the visitor to the IdP with a signed AuthnRequest: by the HTTP-POST
@@ -288,7 +242,9 @@ func (s *samlRoute) finishLogin(w http.ResponseWriter, r *http.Request, x *excha
 		return
 	}
 	sess := &session.Session{RouteID: s.routeID, Identity: h.Identity, Created: now, Seen: now, Checked: now}
-	s.setCookie(w, x.e, sess, now)
+	if !s.save(w, x, sess, now) {
+		return
+	}
 	w.Header().Set("Cache-Control", "no-store")
 	// Absolute on this host: a path such as "//elsewhere" stays a path.
 	http.Redirect(w, r, "https://"+r.Host+h.Return, http.StatusFound)
