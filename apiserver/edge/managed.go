@@ -37,7 +37,10 @@ func (e *Edge) serveALPNChallenge(conn net.Conn, hello *tls.ClientHelloInfo) boo
 	if e.opts.Managed == nil || !slices.Contains(hello.SupportedProtos, acmeTLSALPN) {
 		return false
 	}
-	cert := e.opts.Managed.ChallengeCertificate(hello)
+	// The hello was read off a stand-in connection (readClientHello): give it the real one.
+	h := *hello
+	h.Conn = conn
+	cert := e.opts.Managed.ChallengeCertificate(&h)
 	if cert == nil {
 		return false
 	}
