@@ -37,7 +37,8 @@ type Options struct {
 	// Roots verify the ACME directories; nil for the system's.
 	Roots *x509.CertPool
 	// HTTPAddr and TLSAddr are the edge's HTTP and HTTPS listen addresses, where the
-	// authority validates HTTP-01 and TLS-ALPN-01 (the edge answers through the Manager).
+	// authority validates HTTP-01 and TLS-ALPN-01 (the edge answers through the Manager);
+	// "" when that listener is off, and its challenge is not offered.
 	HTTPAddr, TLSAddr string
 	Log               *zap.Logger
 	// Interval is how often the reserved domains are read for new policies (1 minute).
@@ -165,6 +166,7 @@ func (m *Manager) config(p api.CertificateManagementPolicy) (*certmagic.Config, 
 	if p.PrivateKeyType == "rsa" {
 		keyType = certmagic.RSA2048
 	}
+	// A challenge whose edge listener is off is not offered.
 	httpHost, httpPort, err := splitPort(m.opts.HTTPAddr)
 	if err != nil {
 		return nil, err
@@ -185,8 +187,9 @@ func (m *Manager) config(p api.CertificateManagementPolicy) (*certmagic.Config, 
 	iss := certmagic.NewACMEIssuer(cfg, certmagic.ACMEIssuer{
 		CA: dir, TestCA: dir, Agreed: true, TrustedRoots: m.opts.Roots,
 		ListenHost: httpHost, AltHTTPPort: httpPort, AltTLSALPNPort: tlsPort,
-		DisableHTTPChallenge: m.onlyChallenge == "tls-alpn-01", DisableTLSALPNChallenge: m.onlyChallenge == "http-01",
-		Logger: m.opts.Log,
+		DisableHTTPChallenge:    httpPort == 0 || m.onlyChallenge == "tls-alpn-01",
+		DisableTLSALPNChallenge: tlsPort == 0 || m.onlyChallenge == "http-01",
+		Logger:                  m.opts.Log,
 	})
 	cfg.Issuers = []certmagic.Issuer{iss}
 	m.configs[p] = cfg
@@ -194,7 +197,11 @@ func (m *Manager) config(p api.CertificateManagementPolicy) (*certmagic.Config, 
 	return cfg, nil
 }
 
+// splitPort splits a listen address; "" is no listener (port 0).
 func splitPort(addr string) (string, int, error) {
+	if addr == "" {
+		return "", 0, nil
+	}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return "", 0, fmt.Errorf("acme: the edge address %q: %w", addr, err)
