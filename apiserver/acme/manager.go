@@ -47,6 +47,13 @@ type Options struct {
 	Now func() time.Time
 }
 
+// managedDomain is a domain handed to certmagic: under which policy, and how to stop its
+// orders.
+type managedDomain struct {
+	policy api.CertificateManagementPolicy
+	stop   context.CancelFunc
+}
+
 // Manager obtains and renews the certificates of the reserved domains that have a
 // certificate management policy, records how that goes in their
 // certificate_management_status, and serves them to the edge (edge.ManagedCertificates).
@@ -57,7 +64,7 @@ type Manager struct {
 	mu      sync.Mutex
 	configs map[api.CertificateManagementPolicy]*certmagic.Config
 	issuers []*certmagic.ACMEIssuer
-	managed map[string]bool // domains handed to certmagic
+	managed map[string]managedDomain // domains handed to certmagic
 	// onlyChallenge, when set, is the one challenge type offered (tests of each).
 	onlyChallenge string
 }
@@ -80,7 +87,7 @@ func NewManager(opts Options) *Manager {
 		dirs[k] = v
 	}
 	opts.Directories = dirs
-	m := &Manager{opts: opts, configs: map[api.CertificateManagementPolicy]*certmagic.Config{}, managed: map[string]bool{}}
+	m := &Manager{opts: opts, configs: map[api.CertificateManagementPolicy]*certmagic.Config{}, managed: map[string]managedDomain{}}
 	m.cache = certmagic.NewCache(certmagic.CacheOptions{
 		GetConfigForCert: func(c certmagic.Certificate) (*certmagic.Config, error) {
 			m.mu.Lock()
@@ -98,6 +105,13 @@ func NewManager(opts Options) *Manager {
 // Run manages the reserved domains until ctx ends: at once, then every Interval.
 func (m *Manager) Run(ctx context.Context) {
 	defer m.cache.Stop()
+	defer func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		for _, md := range m.managed {
+			md.stop()
+		}
+	}()
 	t := time.NewTicker(m.opts.Interval)
 	defer t.Stop()
 	for {
@@ -112,8 +126,10 @@ func (m *Manager) Run(ctx context.Context) {
 	}
 }
 
-// Sync hands certmagic every reserved domain with a policy that it does not manage yet.
-// Wildcard domains need DNS-01, which is not served yet: they are left as they are.
+// Sync hands certmagic every reserved domain with a policy that it does not manage yet, and
+// stops managing those deleted or whose policy was removed or changed (a changed one starts
+// again under its new policy). Wildcard domains need DNS-01, which is not served yet: they
+// are left as they are.
 func (m *Manager) Sync(ctx context.Context) error {
 	var objs []*store.Object
 	err := m.opts.Store.Read(ctx, func(tx store.Tx) (err error) {
@@ -123,29 +139,46 @@ func (m *Manager) Sync(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	want := map[string]api.CertificateManagementPolicy{}
 	for _, o := range objs {
 		var d api.ReservedDomain
 		if err := json.Unmarshal(o.Doc, &d); err != nil || d.CertificateManagementPolicy == nil || strings.HasPrefix(d.Domain, "*.") {
 			continue
 		}
-		name := strings.ToLower(d.Domain)
+		want[strings.ToLower(d.Domain)] = *d.CertificateManagementPolicy
+	}
+	m.mu.Lock()
+	var gone []certmagic.SubjectIssuer
+	for name, md := range m.managed {
+		if p, ok := want[name]; !ok || p != md.policy {
+			md.stop()
+			delete(m.managed, name)
+			gone = append(gone, certmagic.SubjectIssuer{Subject: name})
+		}
+	}
+	m.mu.Unlock()
+	m.cache.RemoveManaged(gone)
+	for name, policy := range want {
 		m.mu.Lock()
-		done := m.managed[name]
+		_, done := m.managed[name]
 		m.mu.Unlock()
 		if done {
 			continue
 		}
-		cfg, err := m.config(*d.CertificateManagementPolicy)
+		cfg, err := m.config(policy)
 		if err != nil {
 			m.record(ctx, name, failed(m.opts.Now(), "INTERNAL_ERROR", err.Error(), time.Time{}))
 			continue
 		}
-		if err := cfg.ManageAsync(ctx, []string{name}); err != nil {
+		// Its own context, which outlives this call: ended when the domain goes.
+		domainCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+		if err := cfg.ManageAsync(domainCtx, []string{name}); err != nil {
+			stop()
 			m.opts.Log.Warn("acme: managing a domain failed", zap.String("domain", name), zap.Error(err))
 			continue
 		}
 		m.mu.Lock()
-		m.managed[name] = true
+		m.managed[name] = managedDomain{policy: policy, stop: stop}
 		m.mu.Unlock()
 	}
 	return nil
@@ -319,7 +352,7 @@ func (m *Manager) record(ctx context.Context, name string, status *api.Certifica
 // Certificate returns the managed certificate of host (edge.ManagedCertificates).
 func (m *Manager) Certificate(host string) *tls.Certificate {
 	m.mu.Lock()
-	managed := m.managed[host]
+	_, managed := m.managed[host]
 	m.mu.Unlock()
 	if !managed {
 		return nil

@@ -166,6 +166,22 @@ func TestManagedCertificate(t *testing.T) {
 				t.Fatalf("an issued certificate's status has a provisioning job: %+v", s.ProvisioningJob)
 			}
 			apiservertest.WaitUntil(t, "the edge serves the certificate", func() bool { return m.verify(domain) == nil })
+
+			// A domain released is no longer served with its managed certificate.
+			req, _ := http.NewRequest("DELETE", m.srv.URL+"/reserved_domains/"+id, nil)
+			req.Header.Set("Authorization", "Bearer "+m.srv.APIKey)
+			req.Header.Set("Service-Version", "2")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil || resp.StatusCode != http.StatusNoContent {
+				t.Fatalf("DELETE: %v %v", resp, err)
+			}
+			resp.Body.Close()
+			if err := m.mgr.Sync(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			if err := m.verify(domain); err == nil {
+				t.Fatal("a released domain is still served with its managed certificate")
+			}
 		})
 	}
 }
