@@ -115,6 +115,9 @@ type Options struct {
 	// AuthTimeout bounds each call to an identity provider: a token exchange, a user API
 	// call, an OIDC discovery (10 s).
 	AuthTimeout time.Duration
+	// Managed serves the managed certificates of reserved domains that have no uploaded
+	// one, and the ACME challenges that obtain them; nil for none.
+	Managed ManagedCertificates
 }
 
 func (o *Options) setDefaults() {
@@ -243,7 +246,12 @@ func New(ctx context.Context, opts Options) (*Edge, error) {
 
 func (e *Edge) server(scheme string) *http.Server {
 	return &http.Server{
-		Handler:           http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { e.serveHTTP(w, r, scheme) }),
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if scheme == "http" && e.opts.Managed != nil && e.opts.Managed.HandleHTTPChallenge(w, r) {
+				return
+			}
+			e.serveHTTP(w, r, scheme)
+		}),
 		ReadHeaderTimeout: e.opts.ReadHeaderTimeout,
 		IdleTimeout:       e.opts.IdleTimeout,
 		MaxHeaderBytes:    e.opts.MaxHeaderBytes,

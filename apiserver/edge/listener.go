@@ -54,6 +54,9 @@ func (e *Edge) handleTLS(c net.Conn) {
 		c.Close() // not TLS, or too slow to say hello
 		return
 	}
+	if e.serveALPNChallenge(conn, hello) {
+		return
+	}
 	host := strings.ToLower(hello.ServerName)
 	s := e.Snapshot(e.closeCtx)
 	if st := s.lookupSite(host); st != nil {
@@ -61,7 +64,7 @@ func (e *Edge) handleTLS(c net.Conn) {
 		case st.tls != nil:
 			e.serveTLSEdge(s, conn, st.tls, hello)
 		case st.https != nil && st.https.err == nil:
-			if cert := s.certificate(host); cert != nil {
+			if cert := e.certificate(s, host); cert != nil {
 				e.httpsConn.push(tls.Server(conn, st.https.tls.config(cert, "http/1.1")))
 				return
 			}
@@ -82,7 +85,7 @@ func (e *Edge) handleTLS(c net.Conn) {
 // requests get a page (an agent endpoint of proto https, or unknown host's 404); without a
 // certificate there is nothing to answer with and the connection is closed.
 func (e *Edge) terminateForPage(s *Snapshot, conn net.Conn, host string) {
-	cert := s.certificate(host)
+	cert := e.certificate(s, host)
 	if cert == nil {
 		conn.Close()
 		return

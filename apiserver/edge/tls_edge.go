@@ -52,7 +52,7 @@ func (e *Edge) serveTLSEdge(s *Snapshot, conn net.Conn, edge *tlsEdge, hello *tl
 		return
 	}
 	if !edge.passthrough {
-		cert := s.certificate(host)
+		cert := e.certificate(s, host)
 		if cert == nil {
 			conn.Close()
 			return

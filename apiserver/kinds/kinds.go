@@ -53,6 +53,12 @@ const (
 	Endpoint      = "endpoint"
 	AgentCommand  = "agent_command"
 	AgentReplica  = "agent_replica"
+
+	// The ACME client's storage, server-wide (no account): each item (an ACME account, a
+	// certificate, its key, its metadata) with its value in the sealed secret column, and
+	// the locks that keep replicas from ordering a certificate twice.
+	ACMEItem = "acme_item"
+	ACMELock = "acme_lock"
 )
 
 // Routing are the kinds the traffic plane's routing snapshot is compiled from: a write of

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/acme"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/edge"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/edge/session"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
@@ -32,6 +33,8 @@ type edgeConfig struct {
 
 	// oauth are the --oauth-<provider>-* flags by provider name: endpoints and managed app.
 	oauth map[string]*edge.OAuthProvider
+
+	acme acmeConfig
 }
 
 func defineEdgeFlags(fs *cliflags.Set, e *edgeConfig) {
@@ -45,6 +48,7 @@ func defineEdgeFlags(fs *cliflags.Set, e *edgeConfig) {
 	fs.Duration(&e.readHeaderTimeout, "edge-read-header-timeout", "WARREN_EDGE_READ_HEADER_TIMEOUT", 10*time.Second, "longest time a visitor may take to send a request's headers")
 	fs.Duration(&e.idleTimeout, "edge-idle-timeout", "WARREN_EDGE_IDLE_TIMEOUT", 120*time.Second, "longest wait between two requests of a kept-alive visitor connection, and longest a TCP or TLS stream may carry nothing either way")
 	fs.Duration(&e.responseHeaderTimeout, "edge-response-header-timeout", "WARREN_EDGE_RESPONSE_HEADER_TIMEOUT", 60*time.Second, "longest wait for an upstream's response headers (then 504 ERR_8009)")
+	defineACMEFlags(fs, &e.acme)
 	e.oauth = map[string]*edge.OAuthProvider{}
 	for _, name := range rules.OAuthProviders {
 		p := &edge.OAuthProvider{}
@@ -98,6 +102,9 @@ func (e *edgeConfig) check() error {
 			}
 		}
 	}
+	if err := e.acme.check(); err != nil {
+		return err
+	}
 	e.allow = nil
 	for _, s := range strings.Split(e.allowPrivate, ",") {
 		if s = strings.TrimSpace(s); s == "" {
@@ -143,12 +150,23 @@ func (l *edgeListeners) close() {
 
 // startEdge serves the edge on its listeners until ctx ends; stop closes it.
 func startEdge(ctx context.Context, cfg *edgeConfig, l *edgeListeners, db store.Store, srv *apiserver.Server, log *zap.Logger) (stop func(), err error) {
+	// The managed certificates are served on the HTTPS listener: without it there are none.
+	var managed *acme.Manager
+	if l.https != nil {
+		opts := acme.Options{Store: db, Directories: cfg.acme.directories, Roots: cfg.acme.roots,
+			TLSAddr: l.https.Addr().String(), Log: log.Named("acme")}
+		if l.http != nil {
+			opts.HTTPAddr = l.http.Addr().String()
+		}
+		managed = acme.NewManager(opts)
+	}
 	e, err := edge.New(ctx, edge.Options{
 		Store: db, Tunnels: srv.EdgeTunnels(), Registerer: srv.MetricsRegisterer(), Log: log.Named("edge"),
 		DialTimeout: cfg.dialTimeout, HandshakeTimeout: cfg.handshakeTimeout, IdleTimeout: cfg.idleTimeout,
 		ReadHeaderTimeout: cfg.readHeaderTimeout, ResponseHeaderTimeout: cfg.responseHeaderTimeout, AllowPrivate: cfg.allow,
 		SNSCerts: webhook.NewSNSCerts(cfg.snsCertHost, nil),
 		OAuth:    cfg.oauthProviders(),
+		Managed:  managedCertificates(managed),
 	})
 	if err != nil {
 		return nil, err
@@ -156,6 +174,9 @@ func startEdge(ctx context.Context, cfg *edgeConfig, l *edgeListeners, db store.
 	srv.SetSAMLHandler(e.SAMLHandler())
 	runCtx, cancel := context.WithCancel(ctx)
 	go e.Run(runCtx)
+	if managed != nil {
+		go managed.Run(runCtx)
+	}
 	if l.https != nil {
 		go func() { _ = e.ServeHTTPS(l.https) }()
 		log.Info("edge listening", zap.String("https", l.https.Addr().String()))
@@ -173,4 +194,12 @@ func startEdge(ctx context.Context, cfg *edgeConfig, l *edgeListeners, db store.
 		l.close()
 		_ = e.Close()
 	}, nil
+}
+
+// managedCertificates is m as the edge takes it: a nil interface, not a nil *Manager.
+func managedCertificates(m *acme.Manager) edge.ManagedCertificates {
+	if m == nil {
+		return nil
+	}
+	return m
 }

@@ -128,6 +128,9 @@ func TestCommandLine(t *testing.T) {
 		{args: []string{"--edge-https-listen", "443"}, code: 2, stderr: `--edge-https-listen "443" is not a host:port address`},
 		{env: map[string]string{"WARREN_EDGE_ALLOW_PRIVATE_BACKENDS": "10.0.0.0/8, nope"}, code: 2, stderr: `--edge-allow-private-backends: "nope" is not a CIDR`},
 		{args: []string{"--edge-dial-timeout", "0s"}, code: 2, stderr: "--edge-dial-timeout 0s must be positive"},
+		{args: []string{"--acme-directory", "letsencrypt"}, code: 2, stderr: `"letsencrypt" is not AUTHORITY=URL`},
+		{args: []string{"--acme-directory", "letsencrypt=http://ca.test/dir"}, code: 2, stderr: `the directory of letsencrypt, "http://ca.test/dir", is not an absolute https URL`},
+		{args: []string{"--acme-roots", "/nonexistent/roots.pem"}, code: 2, stderr: "--acme-roots: open /nonexistent/roots.pem"},
 		{args: []string{"--edge-tcp-host", "127.0.0.1:80"}, code: 2, stderr: `--edge-tcp-host "127.0.0.1:80" is a host, without a port`},
 	} {
 		t.Run(strings.Join(tt.args, " ")+fmt.Sprint(tt.env), func(t *testing.T) {
