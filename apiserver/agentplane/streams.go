@@ -166,7 +166,7 @@ func (h *Plane) Matching(accountID string, labels map[string]string) []Tunnel {
 	}
 	h.tunnels.mu.RUnlock()
 	slices.SortFunc(out, func(a, b Tunnel) int { return cmp.Compare(a.ID, b.ID) })
-	return out
+	return h.remoteMatching(out, accountID, labels)
 }
 
 // includes says every label of want is in have.
@@ -188,7 +188,7 @@ func (h *Plane) Endpoint(proto, hostport string) (Tunnel, bool) {
 	id, ok := h.tunnels.byEndpoint[endpointKey(proto, hostport)]
 	h.tunnels.mu.RUnlock()
 	if !ok {
-		return Tunnel{}, false
+		return h.remoteEndpoint(proto, hostport)
 	}
 	t, ok := h.Tunnel(id)
 	if !ok || t.Proto != proto {

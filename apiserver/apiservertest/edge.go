@@ -62,3 +62,10 @@ func (s *Server) StartEdge(t testing.TB, configure ...func(*edge.Options)) *Edge
 	})
 	return &Edge{Edge: e, HTTPS: https.Addr().String(), HTTP: plain.Addr().String()}
 }
+
+// ServeCluster answers the other replicas' cluster links on ln (the server's options need
+// Agents.Link) until the test ends.
+func (s *Server) ServeCluster(t testing.TB, ln net.Listener) {
+	go func() { _ = s.api.ServeCluster(ln) }()
+	t.Cleanup(func() { _ = ln.Close() })
+}
