@@ -176,7 +176,7 @@ type Plane struct {
 	mu    sync.Mutex
 	conns map[string]*agentConn // by session ID
 
-	tunnels *tunnelIndex // the online tunnels of this replica (streams.go)
+	tunnels *tunnelIndex  // the online tunnels of this replica (streams.go)
 	remote  remoteTunnels // the online tunnels of the other replicas (remote.go)
 	metrics *planeMetrics
 }
