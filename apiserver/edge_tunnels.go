@@ -56,5 +56,5 @@ func (t edgeTunnels) Endpoint(proto, hostport string) (edge.Tunnel, bool) {
 }
 
 func edgeTunnel(t agentplane.Tunnel) edge.Tunnel {
-	return edge.Tunnel{ID: t.ID, AccountID: t.AccountID, SessionID: t.SessionID, Proto: t.Proto, ForwardsTo: t.ForwardsTo, Labels: t.Labels}
+	return edge.Tunnel{ID: t.ID, AccountID: t.AccountID, SessionID: t.SessionID, Proto: t.Proto, ForwardsTo: t.ForwardsTo, Labels: t.Labels, Remote: t.Link != ""}
 }

@@ -99,7 +99,7 @@ func (h *Plane) refreshRemote() {
 			if !ok {
 				continue
 			}
-			rt := Tunnel{ID: t.ID, AccountID: o.AccountID, SessionID: t.TunnelSession.ID, Proto: t.Proto, ForwardsTo: t.ForwardsTo, Labels: maps.Clone(t.Labels), Hostport: hostports[t.ID]}
+			rt := Tunnel{ID: t.ID, AccountID: o.AccountID, SessionID: t.TunnelSession.ID, Proto: t.Proto, ForwardsTo: t.ForwardsTo, Labels: maps.Clone(t.Labels), Hostport: hostports[t.ID], Link: link}
 			x.byID[rt.ID], x.link[rt.ID] = rt, link
 			if rt.Hostport != "" {
 				x.byEndpoint[endpointKey(rt.Proto, rt.Hostport)] = rt.ID

@@ -50,7 +50,7 @@ func (e *StreamError) Error() string {
 
 func (e *StreamError) Unwrap() error { return e.Err }
 
-// Tunnel is an online tunnel of this replica, as the edge sees it.
+// Tunnel is an online tunnel, of this replica or (with a Link) of another, as the edge sees it.
 type Tunnel struct {
 	ID, AccountID, SessionID string
 	Proto                    string // http, https, tcp, tls
@@ -60,6 +60,9 @@ type Tunnel struct {
 	// Hostport is the agent endpoint the tunnel bound ("app.example.com:443",
 	// "1.tcp.example.com:20001"); "" for a labeled tunnel.
 	Hostport string
+	// Link is the cluster link address of the replica holding a tunnel of another replica
+	// (remote.go); "" for a tunnel of this one.
+	Link string
 }
 
 // tunnelIndex is the online tunnels of this replica.

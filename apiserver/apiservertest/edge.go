@@ -64,8 +64,10 @@ func (s *Server) StartEdge(t testing.TB, configure ...func(*edge.Options)) *Edge
 }
 
 // ServeCluster answers the other replicas' cluster links on ln (the server's options need
-// Agents.Link) until the test ends.
-func (s *Server) ServeCluster(t testing.TB, ln net.Listener) {
+// Agents.Link) until the test ends, or stop closes ln.
+func (s *Server) ServeCluster(t testing.TB, ln net.Listener) (stop func()) {
 	go func() { _ = s.api.ServeCluster(ln) }()
-	t.Cleanup(func() { _ = ln.Close() })
+	stop = func() { _ = ln.Close() }
+	t.Cleanup(stop)
+	return stop
 }
