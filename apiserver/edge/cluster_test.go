@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,13 +21,16 @@ import (
 	"github.com/warrenhq/terraform-provider-warren/internal/agentclient"
 )
 
-// cluster is two replicas on one PostgreSQL database, each a server process of its own
-// store with a cluster link: the agents connect to A (srv), the visitors to B's edge (env).
+// cluster is replicas on one PostgreSQL database, each a server process of its own store
+// with a cluster link: the agents connect to A (srv), the visitors to B's edge (env).
 type cluster struct {
 	*env
-	a       *apiservertest.Server
-	b       *apiserver.Server
-	unlinkA func() // closes A's link listener
+	a         *apiservertest.Server
+	b         *apiserver.Server
+	unlinkA   func() // closes A's link listener
+	dsn       string
+	keys      *sealing.Keyring
+	configure []func(*apiserver.Options)
 }
 
 // linked makes a replica's link listen on ln and its plane read the others' tunnels often.
@@ -37,40 +41,49 @@ func linked(ln net.Listener) func(*apiserver.Options) {
 	}
 }
 
-// configure changes the options of both replicas.
+// newCluster starts replicas A and B; configure changes the options of every replica.
 func newCluster(t *testing.T, configure ...func(*apiserver.Options)) *cluster {
 	t.Helper()
-	dsn := pgcluster.Database(t)
-	lnA, lnB := listen(t), listen(t)
-	a := apiservertest.StartOn(t, func(ctx context.Context, seal sqlstore.Option) (store.Store, error) {
-		return postgres.Open(ctx, dsn, seal)
+	c := &cluster{dsn: pgcluster.Database(t), configure: configure}
+	lnA := listen(t)
+	c.a = apiservertest.StartOn(t, func(ctx context.Context, seal sqlstore.Option) (store.Store, error) {
+		return postgres.Open(ctx, c.dsn, seal)
 	}, append([]func(*apiserver.Options){apiservertest.NoRateLimit, belowEphemeralPorts, linked(lnA)}, configure...)...)
-	unlinkA := a.ServeCluster(t, lnA)
-	key, err := sealing.ParseKey(a.SecretKey)
+	c.unlinkA = c.a.ServeCluster(t, lnA)
+	key, err := sealing.ParseKey(c.a.SecretKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys, err := sealing.NewKeyring(key)
+	if c.keys, err = sealing.NewKeyring(key); err != nil {
+		t.Fatal(err)
+	}
+	var other store.Store
+	c.b, other = c.replica(t)
+	c.env = newEnvOnStore(t, c.a, other, c.b.EdgeTunnels())
+	return c
+}
+
+// replica starts another linked replica, on a store of its own, until the test ends.
+func (c *cluster) replica(t *testing.T) (*apiserver.Server, store.Store) {
+	t.Helper()
+	st, err := postgres.Open(t.Context(), c.dsn, sqlstore.WithKeys(c.keys))
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := postgres.Open(t.Context(), dsn, sqlstore.WithKeys(keys))
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := apiserver.Options{Store: other, BaseURL: a.URL, Events: apiserver.EventOptions{Workers: -1}}
+	ln := listen(t)
+	opts := apiserver.Options{Store: st, BaseURL: c.a.URL, Events: apiserver.EventOptions{Workers: -1}}
 	apiservertest.NoRateLimit(&opts)
-	linked(lnB)(&opts)
-	for _, f := range configure {
+	linked(ln)(&opts)
+	for _, f := range c.configure {
 		f(&opts)
 	}
-	b, err := apiserver.New(t.Context(), opts)
+	srv, err := apiserver.New(t.Context(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	go func() { _ = b.ServeCluster(lnB) }()
-	t.Cleanup(func() { lnB.Close(); _ = b.Close(); other.Close() })
-	return &cluster{env: newEnvOnStore(t, a, other, b.EdgeTunnels()), a: a, b: b, unlinkA: unlinkA}
+	go func() { _ = srv.ServeCluster(ln) }()
+	t.Cleanup(func() { ln.Close(); _ = srv.Close(); st.Close() })
+	return srv, st
 }
 
 // TestTrafficThroughAnotherReplica: an agent on replica A, visitors on replica B's HTTPS
@@ -162,6 +175,79 @@ func TestHolderDiesWhileTrafficFlows(t *testing.T) {
 	for range 5 {
 		if status, code, err := get(); err != nil || status != http.StatusServiceUnavailable || code != "ERR_8005" {
 			t.Fatalf("GET through B once A is swept: %d %s %v", status, code, err)
+		}
+	}
+}
+
+// TestThreeReplicas: agents on A and C, visitors on B's and C's edges. B reaches both
+// agents over the link; C serves its own agent's tunnel first. A dies while traffic flows
+// through B: every answer is 200, 502 or 503, and once A is swept B and C serve C's agent.
+func TestThreeReplicas(t *testing.T) {
+	c := newCluster(t, func(o *apiserver.Options) {
+		o.Agents.Heartbeat, o.Agents.ReplicaLease = 20*time.Millisecond, 200*time.Millisecond
+	})
+	srvC, stC := c.replica(t)
+	apiC := httptest.NewServer(srvC)
+	t.Cleanup(apiC.Close)
+	viaC := newEnvOnStore(t, c.a, stC, srvC.EdgeTunnels())
+	viaC.ca = c.ca
+	web := map[string]string{"app": "web"}
+	c.tunnel("on-a", web)
+	token := c.api("POST", "/credentials", map[string]any{"acl": []string{}})["token"].(string)
+	c.a.StartAgent(t, agentclient.Config{Authtoken: token, ServerURL: apiC.URL, Tunnels: []agentclient.TunnelConfig{
+		{Proto: "http", Labels: web, ForwardsTo: "http://" + app(t, "on-c")},
+	}})
+	group := c.create("/backends/tunnel_group", map[string]any{"labels": web})
+	c.httpsEdge("three.example.test", group, nil)
+
+	seen := map[string]bool{}
+	waitFor(t, "B reaches the agents on A and on C", func() bool {
+		if body := c.tryGet("https://three.example.test/"); len(body) >= 4 {
+			seen[body[:4]] = true
+		}
+		return seen["on-a"] && seen["on-c"]
+	})
+	waitFor(t, "C serves the edge", func() bool { return viaC.tryGet("https://three.example.test/") != "" })
+	for range 10 {
+		if body := viaC.tryGet("https://three.example.test/"); !strings.HasPrefix(body, "on-c ") {
+			t.Fatalf("C served %q, want its own agent's tunnel first", body)
+		}
+	}
+
+	client := c.client()
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	wg.Go(func() { // traffic through B before, during and after A's death
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			resp, err := client.Get("https://three.example.test/")
+			if err != nil {
+				t.Errorf("GET through B: %v", err) // the client's timeout included: no hang
+				return
+			}
+			resp.Body.Close()
+			if s := resp.StatusCode; s != http.StatusOK && s != http.StatusBadGateway && s != http.StatusServiceUnavailable {
+				t.Errorf("GET through B: %d", s)
+				return
+			}
+		}
+	})
+	c.a.Plane.Abandon()
+	c.unlinkA()
+	waitFor(t, "A is swept: B knows C's tunnel only", func() bool {
+		return len(c.b.EdgeTunnels().Matching(c.a.AccountID, web)) == 1
+	})
+	close(stop)
+	wg.Wait()
+	for _, via := range []*env{c.env, viaC} {
+		for range 5 {
+			if body := via.tryGet("https://three.example.test/"); !strings.HasPrefix(body, "on-c ") {
+				t.Fatalf("after A's death: %q, want C's agent", body)
+			}
 		}
 	}
 }
