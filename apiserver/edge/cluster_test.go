@@ -30,7 +30,7 @@ type cluster struct {
 	unlinkA   func() // closes A's link listener
 	dsn       string
 	keys      *sealing.Keyring
-	configure []func(*apiserver.Options)
+	configure func(*apiserver.Options) // of the replicas but A; nil for none
 }
 
 // linked makes a replica's link listen on ln and its plane read the others' tunnels often.
@@ -41,14 +41,19 @@ func linked(ln net.Listener) func(*apiserver.Options) {
 	}
 }
 
-// newCluster starts replicas A and B; configure changes the options of every replica.
-func newCluster(t *testing.T, configure ...func(*apiserver.Options)) *cluster {
+// newCluster starts replicas A and B; configureA and configure (nil for none) change the
+// options of A and of the others.
+func newCluster(t *testing.T, configureA, configure func(*apiserver.Options)) *cluster {
 	t.Helper()
 	c := &cluster{dsn: pgcluster.Database(t), configure: configure}
 	lnA := listen(t)
+	optsA := []func(*apiserver.Options){apiservertest.NoRateLimit, belowEphemeralPorts, linked(lnA)}
+	if configureA != nil {
+		optsA = append(optsA, configureA)
+	}
 	c.a = apiservertest.StartOn(t, func(ctx context.Context, seal sqlstore.Option) (store.Store, error) {
 		return postgres.Open(ctx, c.dsn, seal)
-	}, append([]func(*apiserver.Options){apiservertest.NoRateLimit, belowEphemeralPorts, linked(lnA)}, configure...)...)
+	}, optsA...)
 	c.unlinkA = c.a.ServeCluster(t, lnA)
 	key, err := sealing.ParseKey(c.a.SecretKey)
 	if err != nil {
@@ -74,8 +79,8 @@ func (c *cluster) replica(t *testing.T) (*apiserver.Server, store.Store) {
 	opts := apiserver.Options{Store: st, BaseURL: c.a.URL, Events: apiserver.EventOptions{Workers: -1}}
 	apiservertest.NoRateLimit(&opts)
 	linked(ln)(&opts)
-	for _, f := range c.configure {
-		f(&opts)
+	if c.configure != nil {
+		c.configure(&opts)
 	}
 	srv, err := apiserver.New(t.Context(), opts)
 	if err != nil {
@@ -89,7 +94,7 @@ func (c *cluster) replica(t *testing.T) (*apiserver.Server, store.Store) {
 // TestTrafficThroughAnotherReplica: an agent on replica A, visitors on replica B's HTTPS
 // and TCP edges: B forwards their streams over the link to A, which holds the agent.
 func TestTrafficThroughAnotherReplica(t *testing.T) {
-	c := newCluster(t)
+	c := newCluster(t, nil, nil)
 	c.tunnel("on-a", map[string]string{"app": "web"})
 	web := c.create("/backends/tunnel_group", map[string]any{"labels": map[string]string{"app": "web"}})
 	c.httpsEdge("cluster.example.test", web, nil)
@@ -108,14 +113,22 @@ func TestTrafficThroughAnotherReplica(t *testing.T) {
 	roundTrip(t, c.dialTCP(port), "ping", "echo-a:ping")
 }
 
+// shortLease is the options of the replica that dies: its lease runs out soon after.
+func shortLease(o *apiserver.Options) {
+	o.Agents.Heartbeat, o.Agents.ReplicaLease = 20*time.Millisecond, 200*time.Millisecond
+}
+
+// sweepOften is the options of the replicas that live: they sweep often, and their
+// agents, silent for three heartbeats before they are cut, have time to answer on a busy
+// machine.
+func sweepOften(o *apiserver.Options) { o.Agents.Heartbeat = 100 * time.Millisecond }
+
 // TestHolderDiesWhileTrafficFlows: replica A, which holds the agent, dies (its plane stops
 // as a crashed process's would, its link closes) while visitors reach the agent through B:
 // B answers every request, 502 or 503 (never a hang), and 503 ERR_8005 once A's lease is
 // swept and the tunnel is gone.
 func TestHolderDiesWhileTrafficFlows(t *testing.T) {
-	c := newCluster(t, func(o *apiserver.Options) {
-		o.Agents.Heartbeat, o.Agents.ReplicaLease = 20*time.Millisecond, 200*time.Millisecond
-	})
+	c := newCluster(t, shortLease, sweepOften)
 	c.tunnel("on-a", map[string]string{"app": "web"})
 	web := c.create("/backends/tunnel_group", map[string]any{"labels": map[string]string{"app": "web"}})
 	c.httpsEdge("dies.example.test", web, nil)
@@ -183,9 +196,7 @@ func TestHolderDiesWhileTrafficFlows(t *testing.T) {
 // agents over the link; C serves its own agent's tunnel first. A dies while traffic flows
 // through B: every answer is 200, 502 or 503, and once A is swept B and C serve C's agent.
 func TestThreeReplicas(t *testing.T) {
-	c := newCluster(t, func(o *apiserver.Options) {
-		o.Agents.Heartbeat, o.Agents.ReplicaLease = 20*time.Millisecond, 200*time.Millisecond
-	})
+	c := newCluster(t, shortLease, sweepOften)
 	srvC, stC := c.replica(t)
 	apiC := httptest.NewServer(srvC)
 	t.Cleanup(apiC.Close)
@@ -243,10 +254,13 @@ func TestThreeReplicas(t *testing.T) {
 	})
 	close(stop)
 	wg.Wait()
-	for _, via := range []*env{c.env, viaC} {
+	for i, via := range []*env{c.env, viaC} {
 		for range 5 {
 			if body := via.tryGet("https://three.example.test/"); !strings.HasPrefix(body, "on-c ") {
-				t.Fatalf("after A's death: %q, want C's agent", body)
+				for _, l := range via.logs.All() {
+					t.Log(l.Message, l.ContextMap())
+				}
+				t.Fatalf("after A's death, through %s: %q, want C's agent", []string{"B", "C"}[i], body)
 			}
 		}
 	}
