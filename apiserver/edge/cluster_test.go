@@ -265,3 +265,22 @@ func TestThreeReplicas(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentEndpointsThroughAnotherReplica: the https and tcp agent endpoints of an agent on
+// replica A are served by replica B's edge.
+func TestAgentEndpointsThroughAnotherReplica(t *testing.T) {
+	c := newCluster(t, nil, nil)
+	c.domain("epc.example.test")
+	c.agent(agentclient.TunnelConfig{Proto: "https", Hostname: "epc.example.test", ForwardsTo: "http://" + app(t, "secure-a")})
+	waitFor(t, "B serves the https endpoint of the agent on A", func() bool {
+		return strings.HasPrefix(c.tryGet("https://epc.example.test/y"), "secure-a GET /y")
+	})
+	addr, port := c.reserveAddr()
+	c.agent(agentclient.TunnelConfig{Proto: "tcp", Addr: addr, ForwardsTo: echo(t, "ep-a")})
+	waitFor(t, "B listens on the address and knows the endpoint on A", func() bool {
+		_, open := c.edge.TCPAddr(port)
+		_, known := c.b.EdgeTunnels().Endpoint("tcp", addr)
+		return open && known
+	})
+	roundTrip(t, c.dialTCP(port), "tcp bytes", "ep-a:tcp bytes")
+}
