@@ -7,20 +7,37 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/agentplane"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/cluster"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/edge"
 	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
 )
 
 // EdgeTunnels is this server's agent plane as the edge reaches it (edge.Tunnels): the edge
 // declares what it needs and imports neither the API nor the plane.
-func (s *Server) EdgeTunnels() edge.Tunnels { return edgeTunnels{s.agents} }
+func (s *Server) EdgeTunnels() edge.Tunnels {
+	t := edgeTunnels{p: s.agents}
+	if s.link != nil {
+		t.link = s.link.client
+	}
+	return t
+}
 
 // MetricsRegisterer is the registry served on GET /metrics, for the edge's series.
 func (s *Server) MetricsRegisterer() prometheus.Registerer { return s.metrics.registry }
 
-type edgeTunnels struct{ p *agentplane.Plane }
+type edgeTunnels struct {
+	p    *agentplane.Plane
+	link *cluster.Client // nil without a cluster link
+}
 
+// OpenStream opens a stream to a tunnel of this replica, else over the link to the replica
+// that holds it.
 func (t edgeTunnels) OpenStream(ctx context.Context, tunnelID string, h agentproto.StreamHeader) (net.Conn, error) {
+	if _, here := t.p.Tunnel(tunnelID); !here && t.link != nil {
+		if addr, ok := t.p.RemoteLink(tunnelID); ok {
+			return t.link.OpenStream(ctx, addr, tunnelID, h)
+		}
+	}
 	return t.p.OpenStream(ctx, tunnelID, h)
 }
 
@@ -39,5 +56,5 @@ func (t edgeTunnels) Endpoint(proto, hostport string) (edge.Tunnel, bool) {
 }
 
 func edgeTunnel(t agentplane.Tunnel) edge.Tunnel {
-	return edge.Tunnel{ID: t.ID, AccountID: t.AccountID, SessionID: t.SessionID, Proto: t.Proto, ForwardsTo: t.ForwardsTo, Labels: t.Labels}
+	return edge.Tunnel{ID: t.ID, AccountID: t.AccountID, SessionID: t.SessionID, Proto: t.Proto, ForwardsTo: t.ForwardsTo, Labels: t.Labels, Remote: t.Link != ""}
 }

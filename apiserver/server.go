@@ -104,6 +104,7 @@ type Server struct {
 	metrics        *metrics                     // served at GET /metrics
 	outage         *outage                      // the store being unreachable, logged once
 	saml           atomic.Pointer[http.Handler] // the edge's SAML service provider (saml.go)
+	link           *clusterLink                 // nil without Options.Agents.Link (cluster_link.go)
 }
 
 // New builds the API server and bootstraps an empty store with one account, its admin user
@@ -165,6 +166,11 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 			return nil, fmt.Errorf("apiserver: sealing route module secrets: %w", err)
 		}
 	}
+	link, err := newClusterLink(s, opts.Store)
+	if err != nil {
+		return nil, fmt.Errorf("apiserver: %w", err)
+	}
+	s.link = link
 	// Every store call goes through the debug log and the metrics of its timings; a write
 	// runs the callbacks registered in it once it has committed.
 	opts.Store = aftercommit.Store{Store: loggedStore{Store: opts.Store, log: opts.Logger, metrics: m, outage: s.outage}}
@@ -183,6 +189,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	if s.agents, err = newAgentPlane(ctx, s, shared); err != nil {
 		return nil, fmt.Errorf("apiserver: agent replica lease: %w", err)
+	}
+	if s.link != nil {
+		s.link.server.Open = s.agents.OpenStream // this replica's tunnels only: never forwarded again
 	}
 	m.register(s)
 	s.events.Start()
@@ -229,6 +238,9 @@ func setDomainDefaults(opts *Options) error {
 // Close stops the agent plane and the event delivery worker, and waits for the sends under
 // way to end. The store stays open (the caller closes it).
 func (s *Server) Close() error {
+	if s.link != nil {
+		s.link.server.Close()
+	}
 	s.agents.Close()
 	s.events.Close()
 	return nil

@@ -24,6 +24,8 @@ import (
 // leaseDoc is a lease's document.
 type leaseDoc struct {
 	Until time.Time `json:"until"`
+	// Link is the address of the replica's cluster link (Options.Link); "" without one.
+	Link string `json:"link,omitempty"`
 }
 
 // reapBatch bounds the sessions ended in one transaction when a replica is swept.
@@ -65,7 +67,7 @@ func (h *Plane) every(interval time.Duration, fn func()) {
 // (this one was stalled for longer than a lease: its sessions are gone, and their sockets
 // close at their next heartbeat).
 func (h *Plane) renewLease(ctx context.Context) (taken bool, err error) {
-	doc, err := json.Marshal(leaseDoc{Until: time.Now().Add(h.opts.ReplicaLease).UTC()})
+	doc, err := json.Marshal(leaseDoc{Until: time.Now().Add(h.opts.ReplicaLease).UTC(), Link: h.opts.Link})
 	if err != nil {
 		return false, err
 	}

@@ -59,6 +59,12 @@ type Options struct {
 	// Default… value; a negative value turns that limit off.
 	CredentialSessionRate, AccountSessionRate int
 	CredentialSessions, AccountSessions       int
+	// Link is the address at which the other replicas reach this one's cluster link
+	// (apiserver/cluster), recorded in its lease; "" when it has none. With a link, the plane
+	// also reads the tunnels of the other replicas that have one, every RemoteRefresh (0
+	// means DefaultRemoteRefresh).
+	Link          string
+	RemoteRefresh time.Duration
 }
 
 // Defaults of Options.
@@ -97,6 +103,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.ReplicaLease <= 0 {
 		o.ReplicaLease = 3 * o.Heartbeat
+	}
+	if o.RemoteRefresh <= 0 {
+		o.RemoteRefresh = DefaultRemoteRefresh
 	}
 	for _, l := range []struct {
 		v   *int
@@ -167,7 +176,8 @@ type Plane struct {
 	mu    sync.Mutex
 	conns map[string]*agentConn // by session ID
 
-	tunnels *tunnelIndex // the online tunnels of this replica (streams.go)
+	tunnels *tunnelIndex  // the online tunnels of this replica (streams.go)
+	remote  remoteTunnels // the online tunnels of the other replicas (remote.go)
 	metrics *planeMetrics
 }
 
@@ -191,6 +201,11 @@ func New(ctx context.Context, opts Options, host Host) (*Plane, error) {
 	h.wg.Add(2)
 	go h.every(opts.CommandPoll, h.pollCommands)
 	go h.every(opts.Heartbeat, h.tend)
+	if opts.Link != "" {
+		h.refreshRemote()
+		h.wg.Add(1)
+		go h.every(opts.RemoteRefresh, h.refreshRemote)
+	}
 	return h, nil
 }
 

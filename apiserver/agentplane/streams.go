@@ -50,7 +50,7 @@ func (e *StreamError) Error() string {
 
 func (e *StreamError) Unwrap() error { return e.Err }
 
-// Tunnel is an online tunnel of this replica, as the edge sees it.
+// Tunnel is an online tunnel, of this replica or (with a Link) of another, as the edge sees it.
 type Tunnel struct {
 	ID, AccountID, SessionID string
 	Proto                    string // http, https, tcp, tls
@@ -60,6 +60,9 @@ type Tunnel struct {
 	// Hostport is the agent endpoint the tunnel bound ("app.example.com:443",
 	// "1.tcp.example.com:20001"); "" for a labeled tunnel.
 	Hostport string
+	// Link is the cluster link address of the replica holding a tunnel of another replica
+	// (remote.go); "" for a tunnel of this one.
+	Link string
 }
 
 // tunnelIndex is the online tunnels of this replica.
@@ -166,7 +169,7 @@ func (h *Plane) Matching(accountID string, labels map[string]string) []Tunnel {
 	}
 	h.tunnels.mu.RUnlock()
 	slices.SortFunc(out, func(a, b Tunnel) int { return cmp.Compare(a.ID, b.ID) })
-	return out
+	return h.remoteMatching(out, accountID, labels)
 }
 
 // includes says every label of want is in have.
@@ -188,7 +191,7 @@ func (h *Plane) Endpoint(proto, hostport string) (Tunnel, bool) {
 	id, ok := h.tunnels.byEndpoint[endpointKey(proto, hostport)]
 	h.tunnels.mu.RUnlock()
 	if !ok {
-		return Tunnel{}, false
+		return h.remoteEndpoint(proto, hostport)
 	}
 	t, ok := h.Tunnel(id)
 	if !ok || t.Proto != proto {

@@ -45,13 +45,14 @@ import (
 
 // Tunnels is how the edge reaches agents; the agent plane implements it.
 type Tunnels interface {
-	// OpenStream opens a visitor stream to a tunnel held by this replica, h written first
+	// OpenStream opens a visitor stream to a tunnel (over the cluster link for a Remote one), h written first
 	// (the agent strips it): the returned connection carries the visitor's bytes only. It
 	// fails, as a dial does, when the agent could not reach its app: the edge tries the next
 	// upstream.
 	OpenStream(ctx context.Context, tunnelID string, h agentproto.StreamHeader) (net.Conn, error)
-	// Matching lists the online tunnels of this replica in account whose labels include
-	// every one of labels (a tunnel-group backend).
+	// Matching lists the online tunnels in account whose labels include every one of
+	// labels (a tunnel-group backend): this replica's, and other replicas' (Remote) when
+	// the replicas are linked.
 	Matching(accountID string, labels map[string]string) []Tunnel
 	// Endpoint finds the tunnel bound to the agent endpoint proto ("http", "https", "tls",
 	// "tcp") at hostport ("app.example.com:443", "app.example.com:80" for http,
@@ -63,6 +64,8 @@ type Tunnels interface {
 type Tunnel struct {
 	ID, AccountID, SessionID, Proto, ForwardsTo string
 	Labels                                      map[string]string
+	// Remote: another replica holds the tunnel (its streams cross the cluster link).
+	Remote bool
 }
 
 // Options configure an Edge. Zero durations and sizes take the defaults below.

@@ -152,6 +152,7 @@ type config struct {
 	eventWorkers                                                     int
 	eventGiveUpAfter, eventRetention, eventMaxBackoff, eventLease    time.Duration
 	agentHeartbeat, agentCommandTimeout, agentReplicaLease           time.Duration
+	clusterListen, clusterAdvertise                                  string
 	agentSessionRate, agentAccountSessionRate                        int
 	agentMaxSessions, agentAccountMaxSessions                        int
 	eventEndpoints                                                   delivery.Endpoints
@@ -202,6 +203,8 @@ func newFlagSet() (fs *cliflags.Set, cfg *config) {
 	dur(&cfg.agentHeartbeat, "agent-heartbeat", "WARREN_AGENT_HEARTBEAT", agentplane.DefaultHeartbeat, "how often the server and each agent must hear from each other; an agent silent for three intervals is disconnected and its session deleted")
 	dur(&cfg.agentCommandTimeout, "agent-command-timeout", "WARREN_AGENT_COMMAND_TIMEOUT", agentplane.DefaultCommandTimeout, "how long a tunnel-session command (restart, stop, update) waits for the agent's answer (then 504 ERR_810)")
 	dur(&cfg.agentReplicaLease, "agent-replica-lease", "WARREN_AGENT_REPLICA_LEASE", 0, "how long this replica's liveness lease lasts (renewed every heartbeat, longer than it); once it runs out, other replicas end the sessions it held (0: three heartbeat intervals)")
+	str(&cfg.clusterListen, "cluster-listen", "WARREN_CLUSTER_LISTEN", "", "address of the cluster link's listener, through which the other replicas of the database open streams to the tunnels of this replica's agents (off when empty; it needs the secret key, the same on every replica)")
+	str(&cfg.clusterAdvertise, "cluster-advertise", "WARREN_CLUSTER_ADVERTISE", "", "address (host:port) at which the other replicas reach this replica's --cluster-listen (default: that address, which must then name a host)")
 	num(&cfg.agentSessionRate, "agent-session-rate", "WARREN_AGENT_SESSION_RATE", agentplane.DefaultCredentialSessionRate, "agent sessions one tunnel credential may start per minute, all at once or spread out (429 ERR_226 before the upgrade beyond); 0 for no limit; shared by the replicas of one PostgreSQL database")
 	num(&cfg.agentAccountSessionRate, "agent-account-session-rate", "WARREN_AGENT_ACCOUNT_SESSION_RATE", agentplane.DefaultAccountSessionRate, "agent sessions the credentials of one account may start per minute together; 0 for no limit")
 	num(&cfg.agentMaxSessions, "agent-max-sessions", "WARREN_AGENT_MAX_SESSIONS", agentplane.DefaultCredentialSessions, "agent sessions one tunnel credential may hold at once, on all replicas (429 ERR_225 beyond); 0 for no cap")
@@ -253,6 +256,9 @@ func (cfg *config) check() error {
 		if n < 0 {
 			return fmt.Errorf("--%s %d is negative; 0 turns the limit off", name, n)
 		}
+	}
+	if err := cfg.checkCluster(); err != nil {
+		return err
 	}
 	if cfg.agentReplicaLease < 0 {
 		return fmt.Errorf("--agent-replica-lease %s is negative; 0 means three heartbeat intervals", cfg.agentReplicaLease)
@@ -330,6 +336,7 @@ func (cfg *config) options() apiserver.Options {
 			// The flags' 0 is "no limit", Options' 0 the default.
 			CredentialSessionRate: cmp.Or(cfg.agentSessionRate, -1), AccountSessionRate: cmp.Or(cfg.agentAccountSessionRate, -1),
 			CredentialSessions: cmp.Or(cfg.agentMaxSessions, -1), AccountSessions: cmp.Or(cfg.agentAccountMaxSessions, -1),
+			Link: cfg.clusterLink(),
 		},
 	}
 }
@@ -374,6 +381,15 @@ func serve(ctx context.Context, cfg *config, stderr io.Writer) (err error) {
 			edgeListeners.close()
 		}
 	}()
+	clusterListener, err := cfg.listenCluster()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil && clusterListener != nil {
+			clusterListener.Close()
+		}
+	}()
 	opts := cfg.options()
 	if opts.BaseURL == "" {
 		scheme := "http"
@@ -408,6 +424,12 @@ func serve(ctx context.Context, cfg *config, stderr io.Writer) (err error) {
 	if token := srv.BootstrapToken(); token != "" {
 		// Printed once, to the terminal only: the store keeps just its hash.
 		fmt.Fprintf(stderr, "\nBootstrap admin API key token (shown once, keep it):\n\n  %s\n\n", token)
+	}
+
+	if clusterListener != nil {
+		go func() { _ = srv.ServeCluster(clusterListener) }()
+		defer clusterListener.Close() // before srv.Close, which ends the links it serves
+		log.Info("cluster link listening", zap.String("address", clusterListener.Addr().String()), zap.String("advertised", opts.Agents.Link))
 	}
 
 	if cfg.edge.on() {
