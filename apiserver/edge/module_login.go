@@ -2,9 +2,7 @@ package edge
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/subtle"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
@@ -231,13 +229,6 @@ func (l *login) fail(w http.ResponseWriter, x *exchange, err error) {
 		x.e.log.Info("edge: a login failed", zap.String("route_id", l.routeID), zap.Error(err))
 		x.refuse(w, http.StatusBadRequest, errAuthLogin, "The sign-in failed: the identity provider did not accept it.")
 	}
-}
-
-// random is 32 random bytes, URL-safe.
-func random() string {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	return base64.RawURLEncoding.EncodeToString(b)
 }
 
 // allowRules admit a signed-in visitor: with none set, everyone; else one that any rule

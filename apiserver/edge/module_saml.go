@@ -223,7 +223,7 @@ func (s *samlRoute) startLogin(w http.ResponseWriter, r *http.Request, x *exchan
 		http.Redirect(w, r, redirect.String(), http.StatusFound)
 		return
 	}
-	n := samlNonce()
+	n := random()
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'nonce-"+n+"'")
 	_, _ = fmt.Fprintf(w, "<!DOCTYPE html><html><head><title>Signing in</title></head><body>%s</body></html>", req.PostWithNonce(relay, n))

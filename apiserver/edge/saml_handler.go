@@ -1,8 +1,6 @@
 package edge
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -103,7 +101,7 @@ func (e *Edge) samlACS(w http.ResponseWriter, r *http.Request, s *samlRoute) {
 	dest, err := samlHandoffURL(back)
 	var token string
 	if err == nil {
-		token, err = e.sessions.Seal(s.purpose("handoff"), samlHandoff{Identity: id, Return: dest.RequestURI(), Nonce: samlNonce(), Expires: now.Add(samlHandoffTTL).Unix()})
+		token, err = e.sessions.Seal(s.purpose("handoff"), samlHandoff{Identity: id, Return: dest.RequestURI(), Nonce: random(), Expires: now.Add(samlHandoffTTL).Unix()})
 	}
 	if err != nil {
 		e.page(w, v, http.StatusInternalServerError, errConfig, "The sign-in cannot be handed to the route.")
@@ -176,11 +174,4 @@ func (l *samlLogouts) ended(routeID, subject string, created time.Time) bool {
 	defer l.mu.Unlock()
 	t, ok := l.at[samlLogoutKey(routeID, subject)]
 	return ok && !created.After(t)
-}
-
-// samlNonce is a random value for one use.
-func samlNonce() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }

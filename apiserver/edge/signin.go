@@ -1,6 +1,8 @@
 package edge
 
 import (
+	"crypto/rand"
+	"encoding/base64"
 	"net/http"
 	"strings"
 	"time"
@@ -91,4 +93,11 @@ func (g *signIn) pass(w http.ResponseWriter, r *http.Request, x *exchange, next 
 	session.StripCookies(r, g.cookies...)
 	session.SetHeaders(r.Header, id)
 	next(w, r, x)
+}
+
+// random is 32 random bytes, URL-safe: a login's state and nonce, a handoff's nonce.
+func random() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
 }
