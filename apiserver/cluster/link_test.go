@@ -266,9 +266,10 @@ func TestLinkClosesAnIdleConnection(t *testing.T) {
 func TestLinkGivesUpAStreamWithItsContext(t *testing.T) {
 	secret := sealing.GenerateKey()
 	app := echoApp(t)
-	release := make(chan struct{})
+	entered, release := make(chan struct{}), make(chan struct{})
 	addr, _, _ := serve(t, linkKeys(t, secret), func(ctx context.Context, id string, h agentproto.StreamHeader) (net.Conn, error) {
 		if id == "tn_slow" {
+			close(entered)
 			<-release
 			return nil, &agentplane.StreamError{TunnelID: id, Err: agentplane.ErrTunnelOffline}
 		}
@@ -284,6 +285,7 @@ func TestLinkGivesUpAStreamWithItsContext(t *testing.T) {
 		_, err := c.OpenStream(ctx, w.addr, "tn_slow", header("1.tcp.example.com:20001"))
 		done <- err
 	}()
+	<-entered // the holder has the stream: the client waits for its result
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want the context's", err)
