@@ -240,6 +240,7 @@ func setDomainDefaults(opts *Options) error {
 func (s *Server) Close() error {
 	if s.link != nil {
 		s.link.server.Close()
+		s.link.client.Close()
 	}
 	s.agents.Close()
 	s.events.Close()

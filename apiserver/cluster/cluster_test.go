@@ -18,9 +18,9 @@ import (
 
 var visitor = netip.MustParseAddrPort("203.0.113.7:51234")
 
-func linkKeys(t *testing.T, secret []byte) *sealing.Keyring {
+func linkKeys(t *testing.T, secret []byte, previous ...[]byte) *sealing.Keyring {
 	t.Helper()
-	ring, err := sealing.NewKeyring(secret)
+	ring, err := sealing.NewKeyring(secret, previous...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,17 +2,19 @@ package cluster
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
-	"io"
 	"net"
 	"sync"
 	"time"
 
+	"github.com/hashicorp/yamux"
 	"go.uber.org/zap"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/agentplane"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sealing"
 	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
+	"github.com/warrenhq/terraform-provider-warren/internal/netcopy"
 )
 
 // Server answers other replicas' links: it opens each forwarded stream to a tunnel of this
@@ -22,17 +24,37 @@ type Server struct {
 	// Open opens a stream to a tunnel held by this replica (agentplane.Plane.OpenStream).
 	Open func(ctx context.Context, tunnelID string, h agentproto.StreamHeader) (net.Conn, error)
 	Log  *zap.Logger
-	// Handshake bounds the handshake and the header; OpenTimeout the agent's dial result.
+	// Handshake bounds a link's TLS handshake and each stream's header; OpenTimeout the
+	// agent's dial result.
 	Handshake, OpenTimeout time.Duration
 
-	mu     sync.Mutex
-	conns  map[net.Conn]struct{}
-	closed bool
-	wg     sync.WaitGroup
+	once    sync.Once
+	creds   *credentials
+	err     error
+	ctx     context.Context // ended by Close
+	cancel  context.CancelFunc
+	mu      sync.Mutex
+	conns   map[net.Conn]struct{}
+	closed  bool
+	streams sync.WaitGroup
+}
+
+func (s *Server) init() {
+	s.once.Do(func() {
+		s.creds, s.err = newCredentials(s.Keys)
+		s.ctx, s.cancel = context.WithCancel(context.Background())
+		if s.Log == nil {
+			s.Log = zap.NewNop()
+		}
+	})
 }
 
 // Serve accepts links on ln until it is closed.
 func (s *Server) Serve(ln net.Listener) error {
+	s.init()
+	if s.err != nil {
+		return s.err
+	}
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -45,27 +67,30 @@ func (s *Server) Serve(ln net.Listener) error {
 			_ = c.Close()
 			continue
 		}
-		s.wg.Add(1)
 		go func() {
-			defer s.wg.Done()
+			defer s.streams.Done()
 			defer s.track(c, false)
 			s.serve(c)
 		}()
 	}
 }
 
-// Close ends every link being served and waits for them; close the listener first.
+// Close ends every link being served and their streams, and waits for them; close the
+// listener first.
 func (s *Server) Close() {
+	s.init()
 	s.mu.Lock()
 	for c := range s.conns {
 		_ = c.Close()
 	}
 	s.closed = true
 	s.mu.Unlock()
-	s.wg.Wait()
+	s.cancel()
+	s.streams.Wait()
 }
 
-// track adds c to the links served, or removes it; it adds none once the server is closed.
+// track adds c to the links served, and counts it as a stream to wait for, or removes it;
+// it adds none once the server is closed.
 func (s *Server) track(c net.Conn, add bool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -80,38 +105,82 @@ func (s *Server) track(c net.Conn, add bool) bool {
 		s.conns = map[net.Conn]struct{}{}
 	}
 	s.conns[c] = struct{}{}
+	s.streams.Add(1)
 	return true
 }
 
+// serve authenticates a link and serves its streams until it ends.
 func (s *Server) serve(c net.Conn) {
 	defer c.Close()
-	log := s.Log
-	if log == nil {
-		log = zap.NewNop()
-	}
-	_ = c.SetDeadline(time.Now().Add(orDefault(s.Handshake, 10*time.Second)))
-	if err := serverHandshake(c, s.Keys); err != nil {
-		log.Warn("cluster link refused", zap.Stringer("peer", c.RemoteAddr()), zap.Error(err))
-		return
-	}
-	h, err := agentproto.ReadStreamHeader(c)
-	if err != nil {
-		log.Warn("cluster link: bad stream header", zap.Stringer("peer", c.RemoteAddr()), zap.Error(err))
-		return
-	}
-	_ = c.SetDeadline(time.Time{})
-	ctx, cancel := context.WithTimeout(context.Background(), orDefault(s.OpenTimeout, 30*time.Second))
-	st, err := s.Open(ctx, h.TunnelID, h)
+	handshake := orDefault(s.Handshake, 10*time.Second)
+	ctx, cancel := context.WithTimeout(s.ctx, handshake)
+	tc := tls.Server(c, s.creds.server)
+	err := tc.HandshakeContext(ctx)
 	cancel()
 	if err != nil {
-		_ = agentproto.WriteStreamResult(c, resultOf(err))
+		s.Log.Warn("cluster link refused", zap.Stringer("peer", c.RemoteAddr()), zap.Error(err))
 		return
 	}
+	sess, err := yamux.Server(tc, muxConfig(handshake))
+	if err != nil {
+		return
+	}
+	defer sess.Close()
+	for {
+		st, err := sess.AcceptStream()
+		if err != nil {
+			return
+		}
+		s.mu.Lock()
+		closed := s.closed
+		if !closed {
+			s.streams.Add(1)
+		}
+		s.mu.Unlock()
+		if closed {
+			return
+		}
+		go func() {
+			defer s.streams.Done()
+			s.serveStream(st, handshake)
+		}()
+	}
+}
+
+// serveStream opens the stream its header asks for and splices the two.
+func (s *Server) serveStream(st *yamux.Stream, handshake time.Duration) {
 	defer st.Close()
-	if err := agentproto.WriteStreamResult(c, agentproto.StreamResult{Code: agentproto.StreamConnected}); err != nil {
+	_ = st.SetReadDeadline(time.Now().Add(handshake))
+	h, err := agentproto.ReadStreamHeader(st)
+	if err != nil {
+		s.Log.Warn("cluster link: bad stream header", zap.Stringer("peer", st.RemoteAddr()), zap.Error(err))
 		return
 	}
-	splice(c, st)
+	_ = st.SetReadDeadline(time.Time{})
+	ctx, cancel := context.WithTimeout(s.ctx, orDefault(s.OpenTimeout, 30*time.Second))
+	up, err := s.Open(ctx, h.TunnelID, h)
+	cancel()
+	if err != nil {
+		_ = agentproto.WriteStreamResult(st, resultOf(err))
+		return
+	}
+	defer up.Close()
+	if err := agentproto.WriteStreamResult(st, agentproto.StreamResult{Code: agentproto.StreamConnected}); err != nil {
+		return
+	}
+	// A link that ends (the peer died, Close) ends the upstream too, which the link stream's
+	// end would only half-close.
+	spliced := make(chan struct{})
+	defer close(spliced)
+	go func() {
+		select {
+		case <-st.Session().CloseChan():
+			_ = up.SetDeadline(time.Now()) // a yamux stream's Close does not end its Read
+			_ = up.Close()
+		case <-spliced:
+		}
+	}()
+	splice(st, up)
 }
 
 // resultOf is the dial result that tells the client why Open failed.
@@ -127,28 +196,15 @@ func resultOf(err error) agentproto.StreamResult {
 }
 
 // splice copies bytes both ways until both are done: a side's end is passed on as a
-// half-close where the other side has one, else as a close.
+// half-close (a yamux stream's Close is one).
 func splice(a, b net.Conn) {
-	var wg sync.WaitGroup
-	pass := func(dst, src net.Conn) {
-		defer wg.Done()
-		_, _ = io.Copy(dst, src)
-		if cw, ok := dst.(interface{ CloseWrite() error }); ok {
-			_ = cw.CloseWrite()
-			return
-		}
-		_ = dst.Close()
-		_ = src.Close()
-	}
-	wg.Add(2)
-	go pass(a, b)
-	go pass(b, a)
-	wg.Wait()
-}
-
-func orDefault(d, def time.Duration) time.Duration {
-	if d > 0 {
-		return d
-	}
-	return def
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = netcopy.Copy(b, a)
+		_ = netcopy.CloseWrite(b)
+	}()
+	_, _ = netcopy.Copy(a, b)
+	_ = netcopy.CloseWrite(a)
+	<-done
 }

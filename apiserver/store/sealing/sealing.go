@@ -20,6 +20,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -109,6 +110,25 @@ func (k *Keyring) Derive(purpose string) (*Keyring, error) {
 		}
 	}
 	return NewKeyring(current, previous...)
+}
+
+// Secrets returns k's keys, the current one first and the previous ones in the order of
+// their IDs: for a derived keyring whose purpose needs key material rather than sealing
+// (the cluster link's certificate keys). Every replica with the same secret keys gets the
+// same.
+func (k *Keyring) Secrets() [][]byte {
+	out := [][]byte{bytes.Clone(k.current.raw)}
+	var ids [][idSize]byte
+	for id := range k.all {
+		if id != k.current.id {
+			ids = append(ids, id)
+		}
+	}
+	slices.SortFunc(ids, func(a, b [idSize]byte) int { return bytes.Compare(a[:], b[:]) })
+	for _, id := range ids {
+		out = append(out, bytes.Clone(k.all[id].raw))
+	}
+	return out
 }
 
 // GenerateKey returns a new random key.

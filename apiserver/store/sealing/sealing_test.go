@@ -82,3 +82,40 @@ func TestParseKey(t *testing.T) {
 		t.Fatal("a 31-byte key was accepted")
 	}
 }
+
+// TestDerivedSecrets: replicas with the same keys, previous ones given in any order, derive
+// the same key material, the current key's first; another purpose derives other material.
+func TestDerivedSecrets(t *testing.T) {
+	k1, k2, k3 := GenerateKey(), GenerateKey(), GenerateKey()
+	derive := func(purpose string, current []byte, previous ...[]byte) [][]byte {
+		ring, err := NewKeyring(current, previous...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := ring.Derive(purpose)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.Secrets()
+	}
+	a, b := derive("link", k1, k2, k3), derive("link", k1, k3, k2)
+	if len(a) != 3 || len(b) != 3 {
+		t.Fatalf("%d and %d secrets, want 3", len(a), len(b))
+	}
+	for i := range a {
+		if !bytes.Equal(a[i], b[i]) {
+			t.Fatalf("secret %d differs between replicas", i)
+		}
+	}
+	if only := derive("link", k1); !bytes.Equal(only[0], a[0]) {
+		t.Fatal("the current key's secret depends on the previous keys")
+	}
+	if other := derive("cookies", k1); bytes.Equal(other[0], a[0]) {
+		t.Fatal("two purposes derive the same secret")
+	}
+	for _, s := range a {
+		if bytes.Equal(s, k1) || bytes.Equal(s, k2) || bytes.Equal(s, k3) {
+			t.Fatal("a derived secret is a secret key")
+		}
+	}
+}
