@@ -2,6 +2,7 @@ package acmedns
 
 import (
 	"net"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -10,8 +11,13 @@ import (
 	"github.com/libdns/libdns"
 	"github.com/miekg/dns"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store/postgres"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store/postgres/pgcluster"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sqlite"
 )
+
+func TestMain(m *testing.M) { os.Exit(pgcluster.RunTests(m)) }
 
 const zone = "acme-challenge.warren.test."
 
@@ -23,6 +29,11 @@ func startServer(t *testing.T) (records *Records, udpAddr, tcpAddr string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
+	return serveOn(t, s)
+}
+
+// serveOn serves the zone's records in s.
+func serveOn(t *testing.T, s store.Store) (records *Records, udpAddr, tcpAddr string) {
 	records = NewRecords(s, "ACME-Challenge.warren.test")
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
@@ -166,5 +177,32 @@ func TestRecordsRefused(t *testing.T) {
 	}
 	if v, err := records.TXT(t.Context(), "abc."+zone); err != nil || len(v) != 0 {
 		t.Fatalf("refused records were stored: %q %v", v, err)
+	}
+}
+
+// A record one replica writes is answered by another's server: they share the database.
+func TestReplicasShareRecords(t *testing.T) {
+	dsn := pgcluster.Database(t)
+	open := func() store.Store {
+		s, err := postgres.Open(t.Context(), dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	writer, _, _ := serveOn(t, open())
+	_, udp, _ := serveOn(t, open())
+	if _, err := writer.AppendRecords(t.Context(), zone, []libdns.Record{txt("abc", "from A")}); err != nil {
+		t.Fatal(err)
+	}
+	if got := answers(query(t, "udp", udp, "abc."+zone, dns.TypeTXT)); !slices.Equal(got, []string{"abc." + zone + " from A"}) {
+		t.Fatalf("replica B answers %q", got)
+	}
+	if _, err := writer.DeleteRecords(t.Context(), zone, []libdns.Record{txt("abc", "from A")}); err != nil {
+		t.Fatal(err)
+	}
+	if in := query(t, "udp", udp, "abc."+zone, dns.TypeTXT); in.Rcode != dns.RcodeNameError {
+		t.Fatalf("replica B still answers a deleted record: %s", dns.RcodeToString[in.Rcode])
 	}
 }
