@@ -51,7 +51,7 @@ var reservedDomains = &family[api.ReservedDomain, *api.ReservedDomain, api.Reser
 		if !owned {
 			d.CNAMETarget = ptr(randomLabel(16) + "." + randomLabel(16) + "." + c.s.cnameDomain())
 			if strings.HasPrefix(d.Domain, "*.") {
-				d.ACMEChallengeCNAMETarget = ptr(randomLabel(8) + "." + c.s.acmeDomain())
+				d.ACMEChallengeCNAMETarget = ptr(randomLabel(8) + "." + c.s.ACMEChallengeZone())
 			}
 		}
 		if err := setCertificate(c, tx, d, in.CertificateID, in.CertificateManagementPolicy); err != nil {
@@ -128,7 +128,7 @@ func (s *Server) checkDomain(name string) error {
 	if err := rules.ReservedDomain(name, s.opts.DomainBase); err != nil {
 		return err
 	}
-	for _, own := range []string{s.cnameDomain(), s.acmeDomain(), s.opts.AddrPool.Host} {
+	for _, own := range []string{s.cnameDomain(), s.ACMEChallengeZone(), s.opts.AddrPool.Host} {
 		if name == own || strings.HasSuffix(name, "."+own) {
 			return apierr.WithDetail(apierr.BadRequest("ERR_450", "The service uses %s for itself: neither it nor its subdomains can be reserved.", own), "param", "domain")
 		}
@@ -136,10 +136,11 @@ func (s *Server) checkDomain(name string) error {
 	return nil
 }
 
-// cnameDomain and acmeDomain hold the CNAME targets and the ACME challenge targets of the
-// domains callers bring (the placeholders <cname-domain> and <dns-domain> of details.md §6.5).
-func (s *Server) cnameDomain() string { return "cname." + s.opts.DomainBase }
-func (s *Server) acmeDomain() string  { return "acme-challenge." + s.opts.DomainBase }
+// cnameDomain and ACMEChallengeZone hold the CNAME targets and the ACME challenge targets of
+// the domains callers bring (the placeholders <cname-domain> and <dns-domain> of details.md
+// §6.5); Warren's DNS server answers for the latter (apiserver/acmedns).
+func (s *Server) cnameDomain() string       { return "cname." + s.opts.DomainBase }
+func (s *Server) ACMEChallengeZone() string { return "acme-challenge." + s.opts.DomainBase }
 
 // serviceOwned reports whether name lies under the service's base domain.
 func (s *Server) serviceOwned(name string) bool {

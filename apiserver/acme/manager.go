@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +19,7 @@ import (
 	"github.com/caddyserver/certmagic"
 	"go.uber.org/zap"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/acmedns"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/edge"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
@@ -41,6 +43,12 @@ type Options struct {
 	// "" when that listener is off, and its challenge is not offered.
 	HTTPAddr, TLSAddr string
 	Log               *zap.Logger
+	// ChallengeRecords are the records of Warren's DNS server (--dns-listen), through which
+	// wildcard domains are validated by DNS-01; nil when it is off, and their status says so.
+	ChallengeRecords *acmedns.Records
+	// Resolver (host:port) checks the CNAMEs of domains before their orders, and the
+	// propagation of DNS-01 records; "" for the system's.
+	Resolver string
 	// Interval is how often the reserved domains are read for new policies (1 minute).
 	Interval time.Duration
 	// Now stamps the status (time.Now).
@@ -62,9 +70,11 @@ type Manager struct {
 	cache *certmagic.Cache
 
 	mu      sync.Mutex
-	configs map[api.CertificateManagementPolicy]*certmagic.Config
+	configs map[configKey]*certmagic.Config
 	issuers []*certmagic.ACMEIssuer
 	managed map[string]managedDomain // domains handed to certmagic
+	retries map[string]dnsRetry      // domains whose DNS check failed, not handed to certmagic
+	dns01   *dns01Solver
 	// onlyChallenge, when set, is the one challenge type offered (tests of each).
 	onlyChallenge string
 }
@@ -87,13 +97,18 @@ func NewManager(opts Options) *Manager {
 		dirs[k] = v
 	}
 	opts.Directories = dirs
-	m := &Manager{opts: opts, configs: map[api.CertificateManagementPolicy]*certmagic.Config{}, managed: map[string]managedDomain{}}
+	m := &Manager{opts: opts, configs: map[configKey]*certmagic.Config{}, managed: map[string]managedDomain{}, retries: map[string]dnsRetry{}}
+	m.dns01 = &dns01Solver{m: m, solvers: map[string]*certmagic.DNS01Solver{}}
 	m.cache = certmagic.NewCache(certmagic.CacheOptions{
 		GetConfigForCert: func(c certmagic.Certificate) (*certmagic.Config, error) {
 			m.mu.Lock()
 			defer m.mu.Unlock()
-			for _, cfg := range m.configs {
-				return cfg, nil // the storage is one: any config finds what to renew
+			// The storage is one: any config whose challenges fit finds what to renew.
+			wildcard := slices.ContainsFunc(c.Names, isWildcard)
+			for k, cfg := range m.configs {
+				if k.dns01 == wildcard {
+					return cfg, nil
+				}
 			}
 			return nil, errors.New("acme: no configuration yet")
 		},
@@ -128,8 +143,7 @@ func (m *Manager) Run(ctx context.Context) {
 
 // Sync hands certmagic every reserved domain with a policy that it does not manage yet, and
 // stops managing those deleted or whose policy was removed or changed (a changed one starts
-// again under its new policy). Wildcard domains need DNS-01, which is not served yet: they
-// are left as they are.
+// again under its new policy). A domain is handed over once its DNS is right (ready).
 func (m *Manager) Sync(ctx context.Context) error {
 	var objs []*store.Object
 	err := m.opts.Store.Read(ctx, func(tx store.Tx) (err error) {
@@ -140,14 +154,21 @@ func (m *Manager) Sync(ctx context.Context) error {
 		return err
 	}
 	want := map[string]api.CertificateManagementPolicy{}
+	domains := map[string]api.ReservedDomain{}
 	for _, o := range objs {
 		var d api.ReservedDomain
-		if err := json.Unmarshal(o.Doc, &d); err != nil || d.CertificateManagementPolicy == nil || strings.HasPrefix(d.Domain, "*.") {
+		if err := json.Unmarshal(o.Doc, &d); err != nil || d.CertificateManagementPolicy == nil {
 			continue
 		}
 		want[strings.ToLower(d.Domain)] = *d.CertificateManagementPolicy
+		domains[strings.ToLower(d.Domain)] = d
 	}
 	m.mu.Lock()
+	for name := range m.retries {
+		if _, ok := want[name]; !ok {
+			delete(m.retries, name)
+		}
+	}
 	var gone []certmagic.SubjectIssuer
 	for name, md := range m.managed {
 		if p, ok := want[name]; !ok || p != md.policy {
@@ -162,12 +183,12 @@ func (m *Manager) Sync(ctx context.Context) error {
 		m.mu.Lock()
 		_, done := m.managed[name]
 		m.mu.Unlock()
-		if done {
+		if done || !m.ready(ctx, domains[name]) {
 			continue
 		}
-		cfg, err := m.config(policy)
+		cfg, err := m.config(policy, isWildcard(name))
 		if err != nil {
-			m.record(ctx, name, failed(m.opts.Now(), "INTERNAL_ERROR", err.Error(), time.Time{}))
+			m.record(ctx, name, failed(m.opts.Now(), codeInternal, err.Error(), time.Time{}))
 			continue
 		}
 		// Its own context, which outlives this call: ended when the domain goes.
@@ -184,11 +205,18 @@ func (m *Manager) Sync(ctx context.Context) error {
 	return nil
 }
 
+// configKey names a certmagic configuration: a policy, and whether its challenge is DNS-01
+// (wildcard domains, for which certmagic offers it alone) or those of the edge.
+type configKey struct {
+	policy api.CertificateManagementPolicy
+	dns01  bool
+}
+
 // config is the certmagic configuration of a policy, made on first use.
-func (m *Manager) config(p api.CertificateManagementPolicy) (*certmagic.Config, error) {
+func (m *Manager) config(p api.CertificateManagementPolicy, dns01 bool) (*certmagic.Config, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if cfg, ok := m.configs[p]; ok {
+	if cfg, ok := m.configs[configKey{p, dns01}]; ok {
 		return cfg, nil
 	}
 	dir, ok := m.opts.Directories[p.Authority]
@@ -224,8 +252,11 @@ func (m *Manager) config(p api.CertificateManagementPolicy) (*certmagic.Config, 
 		DisableTLSALPNChallenge: tlsPort == 0 || m.onlyChallenge == "http-01",
 		Logger:                  m.opts.Log,
 	})
+	if dns01 {
+		iss.DNS01Solver = m.dns01
+	}
 	cfg.Issuers = []certmagic.Issuer{iss}
-	m.configs[p] = cfg
+	m.configs[configKey{p, dns01}] = cfg
 	m.issuers = append(m.issuers, iss)
 	return cfg, nil
 }
@@ -268,7 +299,7 @@ func (m *Manager) onEvent(ctx context.Context, event string, data map[string]any
 			msg = "The certificate could not be obtained: " + err.Error()
 		}
 		retries := now.Add(retryAfter(ctx))
-		m.record(ctx, name, failed(now, "INTERNAL_ERROR", msg, retries))
+		m.record(ctx, name, failed(now, codeInternal, msg, retries))
 	}
 	return nil
 }
@@ -353,6 +384,9 @@ func (m *Manager) record(ctx context.Context, name string, status *api.Certifica
 func (m *Manager) Certificate(host string) *tls.Certificate {
 	m.mu.Lock()
 	_, managed := m.managed[host]
+	if _, parent, ok := strings.Cut(host, "."); ok && !managed {
+		_, managed = m.managed["*."+parent]
+	}
 	m.mu.Unlock()
 	if !managed {
 		return nil

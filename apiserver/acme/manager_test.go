@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"io"
 	"log"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -17,7 +16,6 @@ import (
 	"github.com/letsencrypt/pebble/v2/db"
 	"github.com/letsencrypt/pebble/v2/va"
 	"github.com/letsencrypt/pebble/v2/wfe"
-	"github.com/miekg/dns"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apiservertest"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/edge"
@@ -48,53 +46,32 @@ func startPebble(t *testing.T, httpPort, tlsPort int, resolver string) *pebble {
 	return &pebble{directory: srv.URL + wfe.DirectoryPath, roots: roots, root: authority.GetRootCert(0).Cert}
 }
 
-// startResolver answers A queries for names ending in .test with 127.0.0.1, except those
-// starting with "nowhere.", which do not exist; it returns its TCP address.
-func startResolver(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &dns.Server{Listener: l, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
-		m := new(dns.Msg)
-		m.SetReply(r)
-		q := r.Question[0]
-		switch {
-		case strings.HasPrefix(q.Name, "nowhere.") || !strings.HasSuffix(q.Name, ".test."):
-			m.Rcode = dns.RcodeNameError
-		case q.Qtype == dns.TypeA:
-			m.Answer = append(m.Answer, &dns.A{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 60}, A: net.IPv4(127, 0, 0, 1)})
-		}
-		_ = w.WriteMsg(m)
-	})}
-	go func() { _ = srv.ActivateAndServe() }()
-	t.Cleanup(func() { _ = srv.Shutdown() })
-	return l.Addr().String()
-}
-
-// managedEnv is a real API server, its edge with a Manager, and Pebble validating through
-// the edge's listeners.
+// managedEnv is a real API server, its edge with a Manager, Warren's DNS server, and Pebble
+// validating through the edge's listeners and the DNS server, resolving through resolver.
 type managedEnv struct {
-	srv    *apiservertest.Server
-	edge   *apiservertest.Edge
-	mgr    *Manager
-	pebble *pebble
+	srv      *apiservertest.Server
+	edge     *apiservertest.Edge
+	mgr      *Manager
+	pebble   *pebble
+	resolver *testResolver
 }
 
 func newManagedEnv(t *testing.T) *managedEnv {
 	srv := apiservertest.Start(t, apiservertest.NoRateLimit)
-	mgr := NewManager(Options{Store: srv.Store})
+	records, resolver := startDNS(t, srv)
+	mgr := NewManager(Options{Store: srv.Store, ChallengeRecords: records, Resolver: resolver.addr})
 	e := srv.StartEdge(t, func(o *edge.Options) { o.Managed = mgr })
 	_, httpPort, _ := splitPort(e.HTTP)
 	_, tlsPort, _ := splitPort(e.HTTPS)
-	p := startPebble(t, httpPort, tlsPort, startResolver(t))
+	p := startPebble(t, httpPort, tlsPort, resolver.addr)
 	mgr.opts.Directories["letsencrypt"] = p.directory
 	mgr.opts.Roots, mgr.opts.HTTPAddr, mgr.opts.TLSAddr = p.roots, e.HTTP, e.HTTPS
 	t.Cleanup(mgr.cache.Stop)
-	return &managedEnv{srv: srv, edge: e, mgr: mgr, pebble: p}
+	return &managedEnv{srv: srv, edge: e, mgr: mgr, pebble: p, resolver: resolver}
 }
 
 // reserve reserves domain with a management policy of authority letsencrypt (Pebble here) and returns its ID.
+// Its owner points its DNS where the API says: the CNAME records are set.
 func (m *managedEnv) reserve(t *testing.T, domain string) string {
 	body, _ := json.Marshal(map[string]any{"domain": domain,
 		"certificate_management_policy": map[string]any{"authority": "letsencrypt", "private_key_type": "ecdsa"}})
@@ -102,8 +79,9 @@ func (m *managedEnv) reserve(t *testing.T, domain string) string {
 	req.Header.Set("Authorization", "Bearer "+m.srv.APIKey)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Service-Version", "2")
-	var out struct{ ID string }
+	var out api.ReservedDomain
 	m.do(t, req, &out)
+	m.resolver.pointAt(out)
 	return out.ID
 }
 
@@ -125,12 +103,17 @@ func (m *managedEnv) do(t *testing.T, req *http.Request, out any) {
 
 // status reads a reserved domain's certificate_management_status through the API.
 func (m *managedEnv) status(t *testing.T, id string) *api.CertificateManagementStatus {
+	return m.domain(t, id).CertificateManagementStatus
+}
+
+// domain reads a reserved domain through the API.
+func (m *managedEnv) domain(t *testing.T, id string) api.ReservedDomain {
 	req, _ := http.NewRequest("GET", m.srv.URL+"/reserved_domains/"+id, nil)
 	req.Header.Set("Authorization", "Bearer "+m.srv.APIKey)
 	req.Header.Set("Service-Version", "2")
 	var d api.ReservedDomain
 	m.do(t, req, &d)
-	return d.CertificateManagementStatus
+	return d
 }
 
 // verify connects to the edge's HTTPS listener as domain and verifies the certificate it

@@ -59,6 +59,10 @@ const (
 	// the locks that keep replicas from ordering a certificate twice.
 	ACMEItem = "acme_item"
 	ACMELock = "acme_lock"
+	// ACMEChallengeRecord holds the TXT values of one name of the zone of the ACME challenge
+	// targets (acme-challenge.<domain base>), server-wide: what every replica's DNS server
+	// answers while a DNS-01 validation is under way.
+	ACMEChallengeRecord = "acme_challenge_record"
 )
 
 // Routing are the kinds the traffic plane's routing snapshot is compiled from: a write of

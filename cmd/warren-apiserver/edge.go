@@ -13,6 +13,7 @@ import (
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/acme"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/acmedns"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/edge"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/edge/session"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
@@ -158,6 +159,11 @@ func startEdge(ctx context.Context, cfg *edgeConfig, l *edgeListeners, db store.
 		if l.http != nil {
 			opts.HTTPAddr = l.http.Addr().String()
 		}
+		// Any replica's DNS server answers the records this one writes: they are in the store.
+		if cfg.acme.dnsListen != "" {
+			opts.ChallengeRecords = acmedns.NewRecords(db, srv.ACMEChallengeZone())
+		}
+		opts.Resolver = cfg.acme.dnsResolver
 		managed = acme.NewManager(opts)
 	}
 	e, err := edge.New(ctx, edge.Options{

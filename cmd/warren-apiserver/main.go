@@ -23,6 +23,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/acmedns"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/agentplane"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/delivery"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/events"
@@ -390,6 +391,15 @@ func serve(ctx context.Context, cfg *config, stderr io.Writer) (err error) {
 			clusterListener.Close()
 		}
 	}()
+	dnsListeners, err := cfg.edge.acme.listenDNS()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			dnsListeners.close()
+		}
+	}()
 	opts := cfg.options()
 	if opts.BaseURL == "" {
 		scheme := "http"
@@ -430,6 +440,14 @@ func serve(ctx context.Context, cfg *config, stderr io.Writer) (err error) {
 		go func() { _ = srv.ServeCluster(clusterListener) }()
 		defer clusterListener.Close() // before srv.Close, which ends the links it serves
 		log.Info("cluster link listening", zap.String("address", clusterListener.Addr().String()), zap.String("advertised", opts.Agents.Link))
+	}
+
+	if dnsListeners != nil {
+		dnsServer := acmedns.NewServer(acmedns.Options{Records: acmedns.NewRecords(db, srv.ACMEChallengeZone()),
+			Nameservers: cfg.edge.acme.nameservers(), Log: log.Named("acme_dns")})
+		dnsServer.Serve(dnsListeners.udp, dnsListeners.tcp)
+		defer dnsServer.Shutdown() // before the store closes
+		log.Info("DNS server listening", zap.String("address", dnsListeners.tcp.Addr().String()), zap.String("zone", srv.ACMEChallengeZone()))
 	}
 
 	if cfg.edge.on() {

@@ -58,6 +58,9 @@ const (
 	// of the item's key or the lock's name, so that replicas agree on them without a lookup.
 	ACMEItem = "acmei_"
 	ACMELock = "acmel_"
+	// ACMEChallengeRecord: not in §11, a TXT record of Warren's DNS server; its body is a
+	// hash of the record's name.
+	ACMEChallengeRecord = "acmec_"
 	// OrchestratorOperator is a neutral prefix: the public one is orchestrator-branded (§11).
 	OrchestratorOperator = "orop_"
 	OperatorCA           = "opca_" // not in §11: the per-account CA that signs operator CSRs
