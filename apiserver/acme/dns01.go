@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -85,6 +87,10 @@ func (m *Manager) checkDNS(ctx context.Context, d api.ReservedDomain) (code, msg
 	switch {
 	case err != nil:
 		return codeInternal, fmt.Sprintf("The CNAME record of %s could not be checked: %v.", name, err)
+	case found == "" && !isWildcard(d.Domain) && m.sameAddresses(ctx, name, *target):
+		return "", "" // a flattened CNAME (an ALIAS at a zone apex, where no CNAME can be)
+	case found == "" && !isWildcard(d.Domain):
+		return codeDNS, fmt.Sprintf("%s has no CNAME record: it must be a CNAME to %s, or at a zone apex have its addresses (a flattened CNAME or ALIAS record).", name, *target)
 	case found == "":
 		return codeDNS, fmt.Sprintf("%s has no CNAME record: it must be a CNAME to %s.", name, *target)
 	case !strings.EqualFold(found, *target):
@@ -119,6 +125,42 @@ func (m *Manager) lookupCNAME(ctx context.Context, name string) (string, error) 
 		err = errors.New("no resolver")
 	}
 	return "", err
+}
+
+// sameAddresses reports whether name has one of target's IPv4 or IPv6 addresses.
+func (m *Manager) sameAddresses(ctx context.Context, name, target string) bool {
+	theirs := m.lookupAddrs(ctx, target)
+	for _, a := range m.lookupAddrs(ctx, name) {
+		if slices.Contains(theirs, a) {
+			return true
+		}
+	}
+	return false
+}
+
+// lookupAddrs asks the resolver for the A and AAAA records of name (through its CNAMEs).
+func (m *Manager) lookupAddrs(ctx context.Context, name string) []netip.Addr {
+	var addrs []netip.Addr
+	for _, qtype := range []uint16{dns.TypeA, dns.TypeAAAA} {
+		q := new(dns.Msg)
+		q.SetQuestion(dns.Fqdn(name), qtype)
+		for _, server := range m.resolvers() {
+			in, err := exchange(ctx, q, server)
+			if err != nil {
+				continue
+			}
+			for _, rr := range in.Answer {
+				switch rr := rr.(type) {
+				case *dns.A:
+					addrs = append(addrs, netip.AddrFrom4([4]byte(rr.A.To4())))
+				case *dns.AAAA:
+					addrs = append(addrs, netip.AddrFrom16([16]byte(rr.AAAA.To16())))
+				}
+			}
+			break
+		}
+	}
+	return addrs
 }
 
 // exchange sends q over UDP, and again over TCP when the answer was truncated.

@@ -26,6 +26,7 @@ type testResolver struct {
 
 	mu     sync.Mutex
 	cnames map[string]string // canonical name → target
+	addrs  map[string]net.IP // canonical name → its A record, where not 127.0.0.1
 }
 
 // startDNS serves the ACME challenge zone of srv with Warren's DNS server, and starts the
@@ -39,7 +40,7 @@ func startDNS(t *testing.T, srv *apiservertest.Server) (*acmedns.Records, *testR
 	warrenDNS := acmedns.NewServer(acmedns.Options{Records: records})
 	warrenDNS.Serve(nil, l)
 	t.Cleanup(warrenDNS.Shutdown)
-	r := &testResolver{acmeZone: records.Zone(), acmeServer: l.Addr().String(), cnames: map[string]string{}}
+	r := &testResolver{acmeZone: records.Zone(), acmeServer: l.Addr().String(), cnames: map[string]string{}, addrs: map[string]net.IP{}}
 	r.addr = serveDNS(t, dns.HandlerFunc(r.serveDNS))
 	return records, r
 }
@@ -72,6 +73,13 @@ func (r *testResolver) setCNAME(name, target string) {
 	r.cnames[dns.CanonicalName(name)] = dns.CanonicalName(target)
 }
 
+// setA gives name (and only it) the A record ip.
+func (r *testResolver) setA(name string, ip net.IP) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.addrs[dns.CanonicalName(name)] = ip
+}
+
 // pointAt sets the CNAME records the API told the owner of d to set.
 func (r *testResolver) pointAt(d api.ReservedDomain) {
 	if d.CNAMETarget != nil && !isWildcard(d.Domain) {
@@ -89,8 +97,13 @@ func (r *testResolver) serveDNS(w dns.ResponseWriter, q *dns.Msg) {
 	name, qtype := dns.CanonicalName(q.Question[0].Name), q.Question[0].Qtype
 	r.mu.Lock()
 	target, cname := r.cnames[name]
+	addr, hasAddr := r.addrs[name]
 	r.mu.Unlock()
 	switch {
+	case hasAddr && !cname:
+		if qtype == dns.TypeA {
+			m.Answer = append(m.Answer, &dns.A{Hdr: dns.RR_Header{Name: q.Question[0].Name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 60}, A: addr})
+		}
 	case dns.IsSubDomain(r.acmeZone, name):
 		r.forward(m, name, qtype)
 	case cname && (qtype == dns.TypeCNAME || dns.IsSubDomain(r.acmeZone, target)):
@@ -192,6 +205,9 @@ func TestCNAMEChecks(t *testing.T) {
 			found = "is a CNAME to " + c.set
 		}
 		wantMsg := c.name + " " + found + ": it must be a CNAME to " + want + "."
+		if c.set == "" && !isWildcard(c.domain) {
+			wantMsg = c.name + " has no CNAME record: it must be a CNAME to " + want + ", or at a zone apex have its addresses (a flattened CNAME or ALIAS record)."
+		}
 		if job == nil || job.ErrorCode == nil || *job.ErrorCode != "DNS_ERROR" || job.Msg != wantMsg ||
 			job.StartedAt != api.FormatTime(now) || job.RetriesAt == nil || *job.RetriesAt != api.FormatTime(now.Add(time.Minute)) {
 			t.Errorf("%s: provisioning job %+v, want DNS_ERROR %q retrying in a minute", c.domain, job, wantMsg)
@@ -222,6 +238,23 @@ func TestCNAMEChecks(t *testing.T) {
 	if job.RetriesAt == nil || *job.RetriesAt != api.FormatTime(now.Add(2*time.Minute)) {
 		t.Fatalf("second failure: %+v", job)
 	}
+}
+
+// A zone apex cannot be a CNAME: a brought domain with its cname_target's addresses instead
+// (a flattened CNAME, an ALIAS record) is issued.
+func TestFlattenedCNAME(t *testing.T) {
+	m := newManagedEnv(t)
+	id := m.reserve(t, "apex.test")
+	d := m.domain(t, id)
+	m.resolver.setCNAME(d.Domain, "")
+	m.resolver.setA(*d.CNAMETarget, net.IPv4(127, 0, 0, 1)) // apex.test answers 127.0.0.1 too
+	if err := m.mgr.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	apiservertest.WaitUntil(t, "the apex's certificate is issued", func() bool {
+		s := m.status(t, id)
+		return s != nil && s.RenewsAt != nil
+	})
 }
 
 // Without Warren's DNS server, a wildcard domain's status says so.
