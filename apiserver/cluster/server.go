@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"errors"
-	"io"
 	"net"
 	"sync"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/warrenhq/terraform-provider-warren/apiserver/agentplane"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sealing"
 	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
+	"github.com/warrenhq/terraform-provider-warren/internal/netcopy"
 )
 
 // Server answers other replicas' links: it opens each forwarded stream to a tunnel of this
@@ -127,12 +127,13 @@ func resultOf(err error) agentproto.StreamResult {
 }
 
 // splice copies bytes both ways until both are done: a side's end is passed on as a
-// half-close where the other side has one, else as a close.
+// half-close where the other side has one, else as a close. netcopy holds a small buffer
+// while a forwarded stream is idle, where io.Copy held 32 KiB per direction.
 func splice(a, b net.Conn) {
 	var wg sync.WaitGroup
 	pass := func(dst, src net.Conn) {
 		defer wg.Done()
-		_, _ = io.Copy(dst, src)
+		_, _ = netcopy.Copy(dst, src)
 		if cw, ok := dst.(interface{ CloseWrite() error }); ok {
 			_ = cw.CloseWrite()
 			return
