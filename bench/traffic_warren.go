@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"strconv"
@@ -128,15 +129,21 @@ func startAgent(ctx context.Context, w *warren, token string, app *trafficApp, l
 	return stop, nil
 }
 
-// freePort is a loopback port free now, for the reserved address: a port of the server's
-// default range may be in use here, and the edge would then leave it closed.
+// freePort is a loopback port free now for the reserved address, below the ephemeral range
+// where this machine's listeners on port 0 and outgoing connections take theirs: the edge
+// listens on it only once the address is made, and a port of the server's default range,
+// or one taken meanwhile, would be left closed or answered by another program.
 func freePort() (int, error) {
-	free, err := freeAddr()
-	if err != nil {
-		return 0, err
+	const lowest, count = 20000, 12000
+	start := rand.IntN(count)
+	for i := range count {
+		port := lowest + (start+i)%count
+		if l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port))); err == nil {
+			l.Close()
+			return port, nil
+		}
 	}
-	_, port, _ := net.SplitHostPort(free)
-	return strconv.Atoi(port)
+	return 0, fmt.Errorf("no free loopback port from %d to %d", lowest, lowest+count-1)
 }
 
 // httpsPath is the path of the HTTPS edge listening at addr, on the domain whose certificate
