@@ -32,6 +32,7 @@ var sections = []section{
 	scaleSection,
 	terraformSection,
 	trafficSection,
+	clusterSection,
 }
 
 func main() {

@@ -307,10 +307,14 @@ func (p *trafficPath) client(conns int) *http.Client {
 	return c
 }
 
-// request is a load's call: GET / through the path on c, which must answer 200.
+// request is a load's call: GET / through the path on c, which must answer 200 with the
+// app's answer (not another program's on a port the path should have held).
 func (p *trafficPath) request(c *http.Client) func(context.Context, int) error {
 	return func(ctx context.Context, _ int) error {
-		_, err := call(ctx, c, http.MethodGet, p.url+"/", "", "", http.StatusOK)
+		body, err := call(ctx, c, http.MethodGet, p.url+"/", "", "", http.StatusOK)
+		if err == nil && string(body) != appBody {
+			err = fmt.Errorf("GET / through %s: %q is not the app's answer", p.name, body)
+		}
 		return err
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"strconv"
@@ -34,15 +35,11 @@ func startWarrenPaths(ctx context.Context, e *env, app *trafficApp, certPEM, key
 	if err != nil {
 		return nil, nil, err
 	}
-	// The reserved address's port is one found free now: a port of the server's default range
-	// may be in use here, and the edge would then leave it closed.
-	free, err := freeAddr()
+	port, err := freePort()
 	if err != nil {
 		db.Close()
 		return nil, nil, err
 	}
-	_, freePort, _ := net.SplitHostPort(free)
-	port, _ := strconv.Atoi(freePort)
 	logger := zaplog.New(zap.NewAtomicLevelAt(zap.InfoLevel), io.Discard)
 	w, err := e.startWarren(ctx, db, noRateLimit, func(o *apiserver.Options) {
 		o.Logger, o.AddrPool.MinPort, o.AddrPool.MaxPort = logger, port, port
@@ -64,21 +61,51 @@ func startWarrenPaths(ctx context.Context, e *env, app *trafficApp, certPEM, key
 	if err != nil {
 		return fail(err)
 	}
-	ed, err := edge.New(ctx, edge.Options{Store: db, Tunnels: w.Server.EdgeTunnels(), Registerer: w.Server.MetricsRegisterer(), Log: logger.Named("edge")})
+	httpsAddr, stopEdge, err := serveEdge(ctx, w, logger, "127.0.0.1")
 	if err != nil {
 		return fail(err)
+	}
+	closers = append(closers, stopEdge)
+	stopAgent, err := startAgent(ctx, w, token, app, logger)
+	if err != nil {
+		return fail(err)
+	}
+	closers = append(closers, stopAgent)
+
+	https = httpsPath("Warren, HTTPS edge", httpsAddr, certPEM, stop)
+	tcp = tcpPath("Warren, TCP edge", "127.0.0.1", tcpAddr)
+	// The snapshot and the tunnels are in force at once; wait for the first answers all the
+	// same rather than measure a warm-up.
+	if err := waitAnswering(ctx, https, tcp); err != nil {
+		return fail(err)
+	}
+	return https, tcp, nil
+}
+
+// serveEdge starts an edge of w's replica as warren-apiserver wires it (the server's agent
+// plane, its metrics registry): HTTPS on a loopback listener whose address it returns, TCP
+// on the reserved addresses' ports of tcpHost.
+func serveEdge(ctx context.Context, w *warren, logger *zap.Logger, tcpHost string) (httpsAddr string, stop func(), err error) {
+	ed, err := edge.New(ctx, edge.Options{Store: w.Store, Tunnels: w.Server.EdgeTunnels(), Registerer: w.Server.MetricsRegisterer(), Log: logger.Named("edge")})
+	if err != nil {
+		return "", nil, err
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		ed.Close()
-		return fail(err)
+		return "", nil, err
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	go ed.Run(runCtx)
 	go func() { _ = ed.ServeHTTPS(l) }()
-	ed.ServeTCP("127.0.0.1")
-	closers = append(closers, func() { cancel(); l.Close(); _ = ed.Close() })
+	ed.ServeTCP(tcpHost)
+	return l.Addr().String(), func() { cancel(); l.Close(); _ = ed.Close() }, nil
+}
 
+// startAgent runs an agent (internal/agentclient, protocol v2) connected to w with token,
+// its two tunnels to the app: http for app=shop, tcp for app=shop-tcp; it returns once the
+// agent is ready.
+func startAgent(ctx context.Context, w *warren, token string, app *trafficApp, logger *zap.Logger) (stop func(), err error) {
 	agent, err := agentclient.New(agentclient.Config{
 		ServerURL: w.URL, Authtoken: token, Logger: logger.Named("agent"),
 		Tunnels: []agentclient.TunnelConfig{
@@ -87,34 +114,63 @@ func startWarrenPaths(ctx context.Context, e *env, app *trafficApp, certPEM, key
 		},
 	})
 	if err != nil {
-		return fail(err)
+		return nil, err
 	}
-	agentCtx, stopAgent := context.WithCancel(context.Background())
-	agentDone := make(chan struct{})
-	go func() { _ = agent.Run(agentCtx); close(agentDone) }()
-	closers = append(closers, func() { stopAgent(); <-agentDone })
+	agentCtx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = agent.Run(agentCtx); close(done) }()
+	stop = func() { cancel(); <-done }
 	waitCtx, cancelWait := context.WithTimeout(ctx, 15*time.Second)
 	defer cancelWait()
 	if _, err := agent.Wait(waitCtx, func(s agentclient.State) bool { return s.Ready }); err != nil {
-		return fail(fmt.Errorf("the agent: %w", err))
+		stop()
+		return nil, fmt.Errorf("the agent: %w", err)
 	}
+	return stop, nil
+}
 
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(certPEM)
-	https = &trafficPath{name: "Warren, HTTPS edge", url: "https://" + trafficDomain, addr: l.Addr().String(),
-		tls: &tls.Config{RootCAs: pool}, memory: heapAndStacks, inProcess: true, close: stop}
-	_, reserved, _ := net.SplitHostPort(tcpAddr)
-	tcpLocal := net.JoinHostPort("127.0.0.1", reserved) // the edge's listener for the address
-	tcp = &trafficPath{name: "Warren, TCP edge", url: "http://" + tcpLocal, addr: tcpLocal,
-		memory: heapAndStacks, inProcess: true, close: func() {}}
-	// The snapshot and the tunnels are in force at once; wait for the first answers all the
-	// same rather than measure a warm-up.
-	for _, p := range []*trafficPath{https, tcp} {
-		if err := waitFor(ctx, func() bool { return p.answering(ctx) }, nil); err != nil {
-			return fail(fmt.Errorf("%s at %s: %w", p.name, p.addr, err))
+// freePort is a loopback port free now for the reserved address, below the ephemeral range
+// where this machine's listeners on port 0 and outgoing connections take theirs: the edge
+// listens on it only once the address is made, and a port of the server's default range,
+// or one taken meanwhile, would be left closed or answered by another program.
+func freePort() (int, error) {
+	const lowest, count = 20000, 12000
+	start := rand.IntN(count)
+	for i := range count {
+		port := lowest + (start+i)%count
+		if l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port))); err == nil {
+			l.Close()
+			return port, nil
 		}
 	}
-	return https, tcp, nil
+	return 0, fmt.Errorf("no free loopback port from %d to %d", lowest, lowest+count-1)
+}
+
+// httpsPath is the path of the HTTPS edge listening at addr, on the domain whose certificate
+// is certPEM.
+func httpsPath(name, addr string, certPEM []byte, close func()) *trafficPath {
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(certPEM)
+	return &trafficPath{name: name, url: "https://" + trafficDomain, addr: addr,
+		tls: &tls.Config{RootCAs: pool}, memory: heapAndStacks, inProcess: true, close: close}
+}
+
+// tcpPath is the path of the TCP edge whose listener for the reserved address is on host:
+// clients speak plain HTTP through it.
+func tcpPath(name, host, reservedAddr string) *trafficPath {
+	_, port, _ := net.SplitHostPort(reservedAddr)
+	addr := net.JoinHostPort(host, port)
+	return &trafficPath{name: name, url: "http://" + addr, addr: addr, memory: heapAndStacks, inProcess: true, close: func() {}}
+}
+
+// waitAnswering waits until every path answers GET /.
+func waitAnswering(ctx context.Context, paths ...*trafficPath) error {
+	for _, p := range paths {
+		if err := waitFor(ctx, func() bool { return p.answering(ctx) }, nil); err != nil {
+			return fmt.Errorf("%s at %s: %w", p.name, p.addr, err)
+		}
+	}
+	return nil
 }
 
 // configureShop makes what Warren's paths serve through the API, as a user would: the
