@@ -43,6 +43,9 @@ type Options struct {
 	Log               *zap.Logger
 	// Interval is how often the reserved domains are read for new policies (1 minute).
 	Interval time.Duration
+	// RenewCheckInterval is how often the certificates are checked for renewal (certmagic's
+	// default, 10 minutes, when 0): tests of short-lived certificates shorten it.
+	RenewCheckInterval time.Duration
 	// Now stamps the status (time.Now).
 	Now func() time.Time
 }
@@ -97,7 +100,8 @@ func NewManager(opts Options) *Manager {
 			}
 			return nil, errors.New("acme: no configuration yet")
 		},
-		Logger: opts.Log,
+		RenewCheckInterval: opts.RenewCheckInterval,
+		Logger:             opts.Log,
 	})
 	return m
 }

@@ -10,8 +10,11 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/letsencrypt/pebble/v2/ca"
 	"github.com/letsencrypt/pebble/v2/db"
@@ -24,28 +27,57 @@ import (
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 )
 
-// pebble is an ACME CA in-process: its directory URL, the roots that reach it, and the
-// root its certificates chain to.
+// pebble is an ACME CA in-process: its directory URL, the roots that reach it, the root
+// its certificates chain to, and how many orders it was sent.
 type pebble struct {
 	directory string
 	roots     *x509.CertPool
 	root      *x509.Certificate
+	orders    atomic.Int32
 }
 
 // startPebble runs Pebble with its validator dialing the edge's ports and resolving names
-// through resolver (TCP).
-func startPebble(t *testing.T, httpPort, tlsPort int, resolver string) *pebble {
+// through resolver (TCP); its certificates are valid for validity (0 for its default, 90
+// days).
+func startPebble(t *testing.T, httpPort, tlsPort int, resolver string, validity time.Duration) *pebble {
 	t.Setenv("PEBBLE_VA_NOSLEEP", "1")
 	logger := log.New(io.Discard, "", 0)
 	store := db.NewMemoryStore()
-	authority := ca.New(logger, store, "", "ecdsa", 0, 1, map[string]ca.Profile{"default": {Description: "default"}})
+	// One profile: Pebble picks among its profiles at random for an order that names none.
+	profile := ca.Profile{Description: "default", ValidityPeriod: uint64(validity / time.Second)}
+	authority := ca.New(logger, store, "", "ecdsa", 0, 1, map[string]ca.Profile{"default": profile})
 	validator := va.New(logger, httpPort, tlsPort, false, resolver, store)
-	front := wfe.New(logger, store, validator, authority, nil, false, false, 3, 5)
-	srv := httptest.NewTLSServer(front.Handler())
+	// No Retry-After on pending authorizations and orders: the client polls every 250 ms.
+	front := wfe.New(logger, store, validator, authority, nil, false, false, 0, 0)
+	p := &pebble{root: authority.GetRootCert(0).Cert}
+	var newOrder atomic.Pointer[string]
+	handler := front.Handler()
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u := newOrder.Load(); u != nil && r.Method == http.MethodPost && r.URL.Path == *u {
+			p.orders.Add(1)
+		}
+		handler.ServeHTTP(w, r)
+	}))
 	t.Cleanup(srv.Close)
-	roots := x509.NewCertPool()
-	roots.AddCert(srv.Certificate())
-	return &pebble{directory: srv.URL + wfe.DirectoryPath, roots: roots, root: authority.GetRootCert(0).Cert}
+	p.directory = srv.URL + wfe.DirectoryPath
+	p.roots = x509.NewCertPool()
+	p.roots.AddCert(srv.Certificate())
+	// Orders are counted at the directory's newOrder URL.
+	var dir struct{ NewOrder string }
+	resp, err := srv.Client().Get(p.directory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(&dir); err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(dir.NewOrder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newOrder.Store(&u.Path)
+	return p
 }
 
 // startResolver answers A queries for names ending in .test with 127.0.0.1, except those
@@ -81,30 +113,63 @@ type managedEnv struct {
 	pebble *pebble
 }
 
-func newManagedEnv(t *testing.T) *managedEnv {
-	srv := apiservertest.Start(t, apiservertest.NoRateLimit)
-	mgr := NewManager(Options{Store: srv.Store})
+// newManagedEnv starts the environment on SQLite; validity is the lifetime of Pebble's
+// certificates (0 for its default).
+func newManagedEnv(t *testing.T, validity time.Duration) *managedEnv {
+	return newManagedEnvOn(t, apiservertest.Start(t, apiservertest.NoRateLimit), validity)
+}
+
+// newManagedEnvOn starts the environment around srv.
+func newManagedEnvOn(t *testing.T, srv *apiservertest.Server, validity time.Duration) *managedEnv {
+	opts := Options{Store: srv.Store}
+	if validity > 0 {
+		// Checked often enough to renew in the last third of their lifetime.
+		opts.RenewCheckInterval = validity / 50
+	}
+	mgr := NewManager(opts)
 	e := srv.StartEdge(t, func(o *edge.Options) { o.Managed = mgr })
 	_, httpPort, _ := splitPort(e.HTTP)
 	_, tlsPort, _ := splitPort(e.HTTPS)
-	p := startPebble(t, httpPort, tlsPort, startResolver(t))
-	mgr.opts.Directories["letsencrypt"] = p.directory
-	mgr.opts.Roots, mgr.opts.HTTPAddr, mgr.opts.TLSAddr = p.roots, e.HTTP, e.HTTPS
-	t.Cleanup(mgr.cache.Stop)
-	return &managedEnv{srv: srv, edge: e, mgr: mgr, pebble: p}
+	p := startPebble(t, httpPort, tlsPort, startResolver(t), validity)
+	m := &managedEnv{srv: srv, edge: e, mgr: mgr, pebble: p}
+	m.useEdge(t, mgr, e)
+	return m
 }
 
-// reserve reserves domain with a management policy of authority letsencrypt (Pebble here) and returns its ID.
+// useEdge points a Manager at Pebble and at the edge e that answers its challenges.
+func (m *managedEnv) useEdge(t *testing.T, mgr *Manager, e *apiservertest.Edge) {
+	mgr.opts.Directories["letsencrypt"] = m.pebble.directory
+	mgr.opts.Roots, mgr.opts.HTTPAddr, mgr.opts.TLSAddr = m.pebble.roots, e.HTTP, e.HTTPS
+	t.Cleanup(mgr.cache.Stop)
+}
+
+// reserve reserves domain with a management policy of authority letsencrypt (Pebble here)
+// and key type ecdsa, and returns its ID.
 func (m *managedEnv) reserve(t *testing.T, domain string) string {
-	body, _ := json.Marshal(map[string]any{"domain": domain,
-		"certificate_management_policy": map[string]any{"authority": "letsencrypt", "private_key_type": "ecdsa"}})
-	req, _ := http.NewRequest("POST", m.srv.URL+"/reserved_domains", bytes.NewReader(body))
+	return m.reserveKey(t, domain, "ecdsa")
+}
+
+// reserveKey is reserve with the policy's private_key_type.
+func (m *managedEnv) reserveKey(t *testing.T, domain, keyType string) string {
+	var out struct{ ID string }
+	m.call(t, "POST", "/reserved_domains", map[string]any{"domain": domain,
+		"certificate_management_policy": map[string]any{"authority": "letsencrypt", "private_key_type": keyType}}, &out)
+	return out.ID
+}
+
+// call sends in (nil for no body) to the API and decodes its answer into out.
+func (m *managedEnv) call(t *testing.T, method, path string, in, out any) {
+	t.Helper()
+	var body io.Reader
+	if in != nil {
+		b, _ := json.Marshal(in)
+		body = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, m.srv.URL+path, body)
 	req.Header.Set("Authorization", "Bearer "+m.srv.APIKey)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Service-Version", "2")
-	var out struct{ ID string }
-	m.do(t, req, &out)
-	return out.ID
+	m.do(t, req, out)
 }
 
 func (m *managedEnv) do(t *testing.T, req *http.Request, out any) {
@@ -125,30 +190,35 @@ func (m *managedEnv) do(t *testing.T, req *http.Request, out any) {
 
 // status reads a reserved domain's certificate_management_status through the API.
 func (m *managedEnv) status(t *testing.T, id string) *api.CertificateManagementStatus {
-	req, _ := http.NewRequest("GET", m.srv.URL+"/reserved_domains/"+id, nil)
-	req.Header.Set("Authorization", "Bearer "+m.srv.APIKey)
-	req.Header.Set("Service-Version", "2")
 	var d api.ReservedDomain
-	m.do(t, req, &d)
+	m.call(t, "GET", "/reserved_domains/"+id, nil, &d)
 	return d.CertificateManagementStatus
 }
 
 // verify connects to the edge's HTTPS listener as domain and verifies the certificate it
 // serves against Pebble's root.
 func (m *managedEnv) verify(domain string) error {
+	_, err := m.served(m.edge.HTTPS, domain)
+	return err
+}
+
+// served is the certificate that the HTTPS listener at addr serves for domain, verified
+// against Pebble's root.
+func (m *managedEnv) served(addr, domain string) (*x509.Certificate, error) {
 	roots := x509.NewCertPool()
 	roots.AddCert(m.pebble.root)
-	c, err := tls.Dial("tcp", m.edge.HTTPS, &tls.Config{ServerName: domain, RootCAs: roots})
+	c, err := tls.Dial("tcp", addr, &tls.Config{ServerName: domain, RootCAs: roots})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return c.Close()
+	defer c.Close()
+	return c.ConnectionState().PeerCertificates[0], nil
 }
 
 func TestManagedCertificate(t *testing.T) {
 	for _, c := range []struct{ name, disable string }{{"http-01", "tls-alpn-01"}, {"tls-alpn-01", "http-01"}} {
 		t.Run(c.name, func(t *testing.T) {
-			m := newManagedEnv(t)
+			m := newManagedEnv(t, 0)
 			m.mgr.onlyChallenge = c.name
 			domain := "app-" + c.name + ".test"
 			if err := m.verify(domain); err == nil {
@@ -187,7 +257,7 @@ func TestManagedCertificate(t *testing.T) {
 }
 
 func TestManagedCertificateFailure(t *testing.T) {
-	m := newManagedEnv(t)
+	m := newManagedEnv(t, 0)
 	id := m.reserve(t, "nowhere.test")
 	if err := m.mgr.Sync(t.Context()); err != nil {
 		t.Fatal(err)
