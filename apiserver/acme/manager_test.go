@@ -24,6 +24,7 @@ import (
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apiservertest"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/edge"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 )
 
@@ -141,6 +142,16 @@ func (m *managedEnv) useEdge(t *testing.T, mgr *Manager, e *apiservertest.Edge) 
 	mgr.opts.Directories["letsencrypt"] = m.pebble.directory
 	mgr.opts.Roots, mgr.opts.HTTPAddr, mgr.opts.TLSAddr = m.pebble.roots, e.HTTP, e.HTTPS
 	t.Cleanup(mgr.cache.Stop)
+}
+
+// replica starts another replica's edge and Manager on st, a store of its own on the
+// server's database. Pebble still validates through the first edge, as a load balancer
+// would send it to either: the replicas share the challenges through the storage.
+func (m *managedEnv) replica(t *testing.T, st store.Store) (*apiservertest.Edge, *Manager) {
+	mgr := NewManager(Options{Store: st})
+	e := m.srv.StartReplicaEdge(t, st, func(o *edge.Options) { o.Managed = mgr })
+	m.useEdge(t, mgr, e)
+	return e, mgr
 }
 
 // reserve reserves domain with a management policy of authority letsencrypt (Pebble here)
