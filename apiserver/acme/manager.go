@@ -201,7 +201,7 @@ func (m *Manager) config(p api.CertificateManagementPolicy) (*certmagic.Config, 
 	}
 	keyType := certmagic.P256
 	if p.PrivateKeyType == "rsa" {
-		keyType = certmagic.RSA2048
+		keyType = certmagic.RSA4096 // the spec's size of a policy's RSA keys
 	}
 	// A challenge whose edge listener is off is not offered.
 	httpHost, httpPort, err := splitPort(m.opts.HTTPAddr)
