@@ -114,13 +114,12 @@ type managedEnv struct {
 	pebble *pebble
 }
 
-// newManagedEnv starts the environment on SQLite; validity is the lifetime of Pebble's
-// certificates (0 for its default).
-func newManagedEnv(t *testing.T, validity time.Duration) *managedEnv {
-	return newManagedEnvOn(t, apiservertest.Start(t, apiservertest.NoRateLimit), validity)
+func newManagedEnv(t *testing.T) *managedEnv {
+	return newManagedEnvOn(t, apiservertest.Start(t, apiservertest.NoRateLimit), 0)
 }
 
-// newManagedEnvOn starts the environment around srv.
+// newManagedEnvOn starts the environment around srv; validity is the lifetime of Pebble's
+// certificates (0 for its default, 90 days).
 func newManagedEnvOn(t *testing.T, srv *apiservertest.Server, validity time.Duration) *managedEnv {
 	opts := Options{Store: srv.Store}
 	if validity > 0 {
@@ -154,33 +153,17 @@ func (m *managedEnv) replica(t *testing.T, st store.Store) (*apiservertest.Edge,
 	return e, mgr
 }
 
-// reserve reserves domain with a management policy of authority letsencrypt (Pebble here)
-// and key type ecdsa, and returns its ID.
+// reserve reserves domain with a management policy of authority letsencrypt (Pebble here) and returns its ID.
 func (m *managedEnv) reserve(t *testing.T, domain string) string {
-	return m.reserveKey(t, domain, "ecdsa")
-}
-
-// reserveKey is reserve with the policy's private_key_type.
-func (m *managedEnv) reserveKey(t *testing.T, domain, keyType string) string {
-	var out struct{ ID string }
-	m.call(t, "POST", "/reserved_domains", map[string]any{"domain": domain,
-		"certificate_management_policy": map[string]any{"authority": "letsencrypt", "private_key_type": keyType}}, &out)
-	return out.ID
-}
-
-// call sends in (nil for no body) to the API and decodes its answer into out.
-func (m *managedEnv) call(t *testing.T, method, path string, in, out any) {
-	t.Helper()
-	var body io.Reader
-	if in != nil {
-		b, _ := json.Marshal(in)
-		body = bytes.NewReader(b)
-	}
-	req, _ := http.NewRequest(method, m.srv.URL+path, body)
+	body, _ := json.Marshal(map[string]any{"domain": domain,
+		"certificate_management_policy": map[string]any{"authority": "letsencrypt", "private_key_type": "ecdsa"}})
+	req, _ := http.NewRequest("POST", m.srv.URL+"/reserved_domains", bytes.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+m.srv.APIKey)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Service-Version", "2")
-	m.do(t, req, out)
+	var out struct{ ID string }
+	m.do(t, req, &out)
+	return out.ID
 }
 
 func (m *managedEnv) do(t *testing.T, req *http.Request, out any) {
@@ -201,8 +184,11 @@ func (m *managedEnv) do(t *testing.T, req *http.Request, out any) {
 
 // status reads a reserved domain's certificate_management_status through the API.
 func (m *managedEnv) status(t *testing.T, id string) *api.CertificateManagementStatus {
+	req, _ := http.NewRequest("GET", m.srv.URL+"/reserved_domains/"+id, nil)
+	req.Header.Set("Authorization", "Bearer "+m.srv.APIKey)
+	req.Header.Set("Service-Version", "2")
 	var d api.ReservedDomain
-	m.call(t, "GET", "/reserved_domains/"+id, nil, &d)
+	m.do(t, req, &d)
 	return d.CertificateManagementStatus
 }
 
@@ -229,7 +215,7 @@ func (m *managedEnv) served(addr, domain string) (*x509.Certificate, error) {
 func TestManagedCertificate(t *testing.T) {
 	for _, c := range []struct{ name, disable string }{{"http-01", "tls-alpn-01"}, {"tls-alpn-01", "http-01"}} {
 		t.Run(c.name, func(t *testing.T) {
-			m := newManagedEnv(t, 0)
+			m := newManagedEnv(t)
 			m.mgr.onlyChallenge = c.name
 			domain := "app-" + c.name + ".test"
 			if err := m.verify(domain); err == nil {
@@ -268,7 +254,7 @@ func TestManagedCertificate(t *testing.T) {
 }
 
 func TestManagedCertificateFailure(t *testing.T) {
-	m := newManagedEnv(t, 0)
+	m := newManagedEnv(t)
 	id := m.reserve(t, "nowhere.test")
 	if err := m.mgr.Sync(t.Context()); err != nil {
 		t.Fatal(err)

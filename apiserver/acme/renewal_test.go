@@ -26,7 +26,7 @@ func renewsAt(c *x509.Certificate) string {
 // one, and renews_at moves on.
 func TestManagedCertificateRenewal(t *testing.T) {
 	const lifetime = 10 * time.Second
-	m := newManagedEnv(t, lifetime)
+	m := newManagedEnvOn(t, apiservertest.Start(t, apiservertest.NoRateLimit), lifetime)
 	domain := "renew.test"
 	id := m.reserve(t, domain)
 	syncNow(t, m.mgr)

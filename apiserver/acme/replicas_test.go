@@ -14,15 +14,14 @@ import (
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sqlstore"
 )
 
-// TestReplicasRaceForOneDomain: two replicas on one PostgreSQL database, each with its
-// Manager and edge, start managing a new domain at once: Pebble is sent one order, both
-// edges serve the one certificate, and the status is that certificate's.
-func TestReplicasRaceForOneDomain(t *testing.T) {
+// newReplicas starts two replicas on one PostgreSQL database, each with its Manager and
+// edge: A (m's) and B. Pebble validates through A's edge.
+func newReplicas(t *testing.T) (m *managedEnv, edgeB *apiservertest.Edge, mgrB *Manager) {
 	dsn := pgcluster.Database(t)
 	srv := apiservertest.StartOn(t, func(ctx context.Context, seal sqlstore.Option) (store.Store, error) {
 		return postgres.Open(ctx, dsn, seal)
 	}, apiservertest.NoRateLimit)
-	m := newManagedEnvOn(t, srv, 0)
+	m = newManagedEnvOn(t, srv, 0)
 	key, err := sealing.ParseKey(srv.SecretKey)
 	if err != nil {
 		t.Fatal(err)
@@ -36,7 +35,14 @@ func TestReplicasRaceForOneDomain(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	edgeB, mgrB := m.replica(t, st)
+	edgeB, mgrB = m.replica(t, st)
+	return m, edgeB, mgrB
+}
+
+// TestReplicasRaceForOneDomain: two replicas start managing a new domain at once: Pebble is sent one order, both
+// edges serve the one certificate, and the status is that certificate's.
+func TestReplicasRaceForOneDomain(t *testing.T) {
+	m, edgeB, mgrB := newReplicas(t)
 
 	domain := "race.test"
 	id := m.reserve(t, domain)
