@@ -372,34 +372,44 @@ func (m *Manager) Certificate(host string) *tls.Certificate {
 // ChallengeCertificate returns the TLS-ALPN-01 certificate of a validation under way
 // (edge.ManagedCertificates).
 func (m *Manager) ChallengeCertificate(hello *tls.ClientHelloInfo) *tls.Certificate {
-	m.mu.Lock()
-	var cfg *certmagic.Config
-	for _, c := range m.configs {
-		cfg = c
-		break
+	configs, _ := m.answerers()
+	for _, cfg := range configs {
+		if cert, err := cfg.GetCertificate(hello); err == nil && cert != nil {
+			return cert
+		}
 	}
-	m.mu.Unlock()
-	if cfg == nil {
-		return nil
-	}
-	cert, err := cfg.GetCertificate(hello)
-	if err != nil {
-		return nil
-	}
-	return cert
+	return nil
 }
 
 // HandleHTTPChallenge answers an HTTP-01 validation (edge.ManagedCertificates).
 func (m *Manager) HandleHTTPChallenge(w http.ResponseWriter, r *http.Request) bool {
-	m.mu.Lock()
-	issuers := append([]*certmagic.ACMEIssuer(nil), m.issuers...)
-	m.mu.Unlock()
+	_, issuers := m.answerers()
 	for _, iss := range issuers {
 		if iss.HandleHTTPChallenge(w, r) {
 			return true
 		}
 	}
 	return false
+}
+
+// answerers are the configurations and issuers that answer validations, one at least for
+// every authority: a validation may be of another replica's order for a domain that this
+// replica's Sync has not seen yet, whose answer it finds in the storage they share, under
+// the authority's issuer.
+func (m *Manager) answerers() ([]*certmagic.Config, []*certmagic.ACMEIssuer) {
+	for authority := range m.opts.Directories {
+		// The key type makes no difference to the answers.
+		if _, err := m.config(api.CertificateManagementPolicy{Authority: authority, PrivateKeyType: "ecdsa"}); err != nil {
+			m.opts.Log.Warn("acme: configuring an authority failed", zap.String("authority", authority), zap.Error(err))
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	configs := make([]*certmagic.Config, 0, len(m.configs))
+	for _, cfg := range m.configs {
+		configs = append(configs, cfg)
+	}
+	return configs, append([]*certmagic.ACMEIssuer(nil), m.issuers...)
 }
 
 func ptr[T any](v T) *T { return &v }

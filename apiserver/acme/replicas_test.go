@@ -69,3 +69,31 @@ func TestReplicasRaceForOneDomain(t *testing.T) {
 		t.Fatalf("status %+v (renews_at %v), want renews_at %s", s, s.RenewsAt, renewsAt(certA))
 	}
 }
+
+// TestReplicaAnswersAnotherReplicasValidation: the validation of replica B's order reaches
+// replica A, whose Manager has not seen the domain yet (it reads the reserved domains once a
+// minute): A answers it from the storage they share, and B gets the certificate at once.
+func TestReplicaAnswersAnotherReplicasValidation(t *testing.T) {
+	for _, challenge := range []string{"http-01", "tls-alpn-01"} {
+		t.Run(challenge, func(t *testing.T) {
+			m, edgeB, mgrB := newReplicas(t)
+			mgrB.onlyChallenge = challenge
+			domain := "b-" + challenge + ".test"
+			id := m.reserve(t, domain)
+			syncNow(t, mgrB)
+			apiservertest.WaitUntil(t, "the order ends", func() bool {
+				s := m.status(t, id)
+				return s.RenewsAt != nil || s.ProvisioningJob.ErrorCode != nil
+			})
+			if s := m.status(t, id); s.RenewsAt == nil {
+				t.Fatalf("replica B's order failed: %s", s.ProvisioningJob.Msg)
+			}
+			if _, err := m.served(edgeB.HTTPS, domain); err != nil {
+				t.Fatalf("replica B serves no certificate: %v", err)
+			}
+			if n := m.pebble.orders.Load(); n != 1 {
+				t.Fatalf("Pebble was sent %d orders, want 1", n)
+			}
+		})
+	}
+}
