@@ -51,6 +51,9 @@ type Options struct {
 	Resolver string
 	// Interval is how often the reserved domains are read for new policies (1 minute).
 	Interval time.Duration
+	// RenewCheckInterval is how often the certificates are checked for renewal (certmagic's
+	// default, 10 minutes, when 0): tests of short-lived certificates shorten it.
+	RenewCheckInterval time.Duration
 	// Now stamps the status (time.Now).
 	Now func() time.Time
 }
@@ -112,7 +115,8 @@ func NewManager(opts Options) *Manager {
 			}
 			return nil, errors.New("acme: no configuration yet")
 		},
-		Logger: opts.Log,
+		RenewCheckInterval: opts.RenewCheckInterval,
+		Logger:             opts.Log,
 	})
 	return m
 }
@@ -225,7 +229,7 @@ func (m *Manager) config(p api.CertificateManagementPolicy, dns01 bool) (*certma
 	}
 	keyType := certmagic.P256
 	if p.PrivateKeyType == "rsa" {
-		keyType = certmagic.RSA2048
+		keyType = certmagic.RSA4096 // the spec's size of a policy's RSA keys
 	}
 	// A challenge whose edge listener is off is not offered.
 	httpHost, httpPort, err := splitPort(m.opts.HTTPAddr)
@@ -402,34 +406,44 @@ func (m *Manager) Certificate(host string) *tls.Certificate {
 // ChallengeCertificate returns the TLS-ALPN-01 certificate of a validation under way
 // (edge.ManagedCertificates).
 func (m *Manager) ChallengeCertificate(hello *tls.ClientHelloInfo) *tls.Certificate {
-	m.mu.Lock()
-	var cfg *certmagic.Config
-	for _, c := range m.configs {
-		cfg = c
-		break
+	configs, _ := m.answerers()
+	for _, cfg := range configs {
+		if cert, err := cfg.GetCertificate(hello); err == nil && cert != nil {
+			return cert
+		}
 	}
-	m.mu.Unlock()
-	if cfg == nil {
-		return nil
-	}
-	cert, err := cfg.GetCertificate(hello)
-	if err != nil {
-		return nil
-	}
-	return cert
+	return nil
 }
 
 // HandleHTTPChallenge answers an HTTP-01 validation (edge.ManagedCertificates).
 func (m *Manager) HandleHTTPChallenge(w http.ResponseWriter, r *http.Request) bool {
-	m.mu.Lock()
-	issuers := append([]*certmagic.ACMEIssuer(nil), m.issuers...)
-	m.mu.Unlock()
+	_, issuers := m.answerers()
 	for _, iss := range issuers {
 		if iss.HandleHTTPChallenge(w, r) {
 			return true
 		}
 	}
 	return false
+}
+
+// answerers are the configurations and issuers that answer validations, one at least for
+// every authority: a validation may be of another replica's order for a domain that this
+// replica's Sync has not seen yet, whose answer it finds in the storage they share, under
+// the authority's issuer.
+func (m *Manager) answerers() ([]*certmagic.Config, []*certmagic.ACMEIssuer) {
+	for authority := range m.opts.Directories {
+		// The key type makes no difference to the answers.
+		if _, err := m.config(api.CertificateManagementPolicy{Authority: authority, PrivateKeyType: "ecdsa"}, false); err != nil {
+			m.opts.Log.Warn("acme: configuring an authority failed", zap.String("authority", authority), zap.Error(err))
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	configs := make([]*certmagic.Config, 0, len(m.configs))
+	for _, cfg := range m.configs {
+		configs = append(configs, cfg)
+	}
+	return configs, append([]*certmagic.ACMEIssuer(nil), m.issuers...)
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -9,41 +9,75 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/letsencrypt/pebble/v2/ca"
 	"github.com/letsencrypt/pebble/v2/db"
 	"github.com/letsencrypt/pebble/v2/va"
 	"github.com/letsencrypt/pebble/v2/wfe"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/acmedns"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apiservertest"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/edge"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 )
 
-// pebble is an ACME CA in-process: its directory URL, the roots that reach it, and the
-// root its certificates chain to.
+// pebble is an ACME CA in-process: its directory URL, the roots that reach it, the root
+// its certificates chain to, and how many orders it was sent.
 type pebble struct {
 	directory string
 	roots     *x509.CertPool
 	root      *x509.Certificate
+	orders    atomic.Int32
 }
 
 // startPebble runs Pebble with its validator dialing the edge's ports and resolving names
-// through resolver (TCP).
-func startPebble(t *testing.T, httpPort, tlsPort int, resolver string) *pebble {
+// through resolver (TCP); its certificates are valid for validity (0 for its default, 90
+// days).
+func startPebble(t *testing.T, httpPort, tlsPort int, resolver string, validity time.Duration) *pebble {
 	t.Setenv("PEBBLE_VA_NOSLEEP", "1")
 	logger := log.New(io.Discard, "", 0)
 	store := db.NewMemoryStore()
-	authority := ca.New(logger, store, "", "ecdsa", 0, 1, map[string]ca.Profile{"default": {Description: "default"}})
+	// One profile: Pebble picks among its profiles at random for an order that names none.
+	profile := ca.Profile{Description: "default", ValidityPeriod: uint64(validity / time.Second)}
+	authority := ca.New(logger, store, "", "ecdsa", 0, 1, map[string]ca.Profile{"default": profile})
 	validator := va.New(logger, httpPort, tlsPort, false, resolver, store)
-	front := wfe.New(logger, store, validator, authority, nil, false, false, 3, 5)
-	srv := httptest.NewTLSServer(front.Handler())
+	// No Retry-After on pending authorizations and orders: the client polls every 250 ms.
+	front := wfe.New(logger, store, validator, authority, nil, false, false, 0, 0)
+	p := &pebble{root: authority.GetRootCert(0).Cert}
+	var newOrder atomic.Pointer[string]
+	handler := front.Handler()
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u := newOrder.Load(); u != nil && r.Method == http.MethodPost && r.URL.Path == *u {
+			p.orders.Add(1)
+		}
+		handler.ServeHTTP(w, r)
+	}))
 	t.Cleanup(srv.Close)
-	roots := x509.NewCertPool()
-	roots.AddCert(srv.Certificate())
-	return &pebble{directory: srv.URL + wfe.DirectoryPath, roots: roots, root: authority.GetRootCert(0).Cert}
+	p.directory = srv.URL + wfe.DirectoryPath
+	p.roots = x509.NewCertPool()
+	p.roots.AddCert(srv.Certificate())
+	// Orders are counted at the directory's newOrder URL.
+	var dir struct{ NewOrder string }
+	resp, err := srv.Client().Get(p.directory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(&dir); err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(dir.NewOrder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newOrder.Store(&u.Path)
+	return p
 }
 
 // managedEnv is a real API server, its edge with a Manager, Warren's DNS server, and Pebble
@@ -57,17 +91,46 @@ type managedEnv struct {
 }
 
 func newManagedEnv(t *testing.T) *managedEnv {
-	srv := apiservertest.Start(t, apiservertest.NoRateLimit)
-	records, resolver := startDNS(t, srv)
-	mgr := NewManager(Options{Store: srv.Store, ChallengeRecords: records, Resolver: resolver.addr})
+	return newManagedEnvOn(t, apiservertest.Start(t, apiservertest.NoRateLimit), 0)
+}
+
+// newManagedEnvOn starts the environment around srv; validity is the lifetime of Pebble's
+// certificates (0 for its default, 90 days).
+func newManagedEnvOn(t *testing.T, srv *apiservertest.Server, validity time.Duration) *managedEnv {
+	_, resolver := startDNS(t, srv)
+	opts := Options{Store: srv.Store}
+	if validity > 0 {
+		// Checked often enough to renew in the last third of their lifetime.
+		opts.RenewCheckInterval = validity / 50
+	}
+	mgr := NewManager(opts)
 	e := srv.StartEdge(t, func(o *edge.Options) { o.Managed = mgr })
 	_, httpPort, _ := splitPort(e.HTTP)
 	_, tlsPort, _ := splitPort(e.HTTPS)
-	p := startPebble(t, httpPort, tlsPort, resolver.addr)
-	mgr.opts.Directories["letsencrypt"] = p.directory
-	mgr.opts.Roots, mgr.opts.HTTPAddr, mgr.opts.TLSAddr = p.roots, e.HTTP, e.HTTPS
+	p := startPebble(t, httpPort, tlsPort, resolver.addr, validity)
+	m := &managedEnv{srv: srv, edge: e, mgr: mgr, pebble: p, resolver: resolver}
+	m.useEdge(t, mgr, e)
+	return m
+}
+
+// useEdge points a Manager at Pebble, at the edge e that answers its challenges, and at
+// Warren's DNS server (its records in the Manager's store) through the test resolver.
+func (m *managedEnv) useEdge(t *testing.T, mgr *Manager, e *apiservertest.Edge) {
+	mgr.opts.Directories["letsencrypt"] = m.pebble.directory
+	mgr.opts.Roots, mgr.opts.HTTPAddr, mgr.opts.TLSAddr = m.pebble.roots, e.HTTP, e.HTTPS
+	mgr.opts.ChallengeRecords = acmedns.NewRecords(mgr.opts.Store, strings.TrimSuffix(m.resolver.acmeZone, "."))
+	mgr.opts.Resolver = m.resolver.addr
 	t.Cleanup(mgr.cache.Stop)
-	return &managedEnv{srv: srv, edge: e, mgr: mgr, pebble: p, resolver: resolver}
+}
+
+// replica starts another replica's edge and Manager on st, a store of its own on the
+// server's database. Pebble still validates through the first edge, as a load balancer
+// would send it to either: the replicas share the challenges through the storage.
+func (m *managedEnv) replica(t *testing.T, st store.Store) (*apiservertest.Edge, *Manager) {
+	mgr := NewManager(Options{Store: st})
+	e := m.srv.StartReplicaEdge(t, st, func(o *edge.Options) { o.Managed = mgr })
+	m.useEdge(t, mgr, e)
+	return e, mgr
 }
 
 // reserve reserves domain with a management policy of authority letsencrypt (Pebble here) and returns its ID.
@@ -119,13 +182,21 @@ func (m *managedEnv) domain(t *testing.T, id string) api.ReservedDomain {
 // verify connects to the edge's HTTPS listener as domain and verifies the certificate it
 // serves against Pebble's root.
 func (m *managedEnv) verify(domain string) error {
+	_, err := m.served(m.edge.HTTPS, domain)
+	return err
+}
+
+// served is the certificate that the HTTPS listener at addr serves for domain, verified
+// against Pebble's root.
+func (m *managedEnv) served(addr, domain string) (*x509.Certificate, error) {
 	roots := x509.NewCertPool()
 	roots.AddCert(m.pebble.root)
-	c, err := tls.Dial("tcp", m.edge.HTTPS, &tls.Config{ServerName: domain, RootCAs: roots})
+	c, err := tls.Dial("tcp", addr, &tls.Config{ServerName: domain, RootCAs: roots})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return c.Close()
+	defer c.Close()
+	return c.ConnectionState().PeerCertificates[0], nil
 }
 
 func TestManagedCertificate(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/edge"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 )
 
 // Edge is an edge serving the test server's configuration, with the server's agent plane
@@ -30,7 +31,21 @@ func (s *Server) EdgeTunnels() edge.Tunnels { return s.api.EdgeTunnels() }
 // /metrics. configure may change the options (a poll interval, allowed private backends).
 func (s *Server) StartEdge(t testing.TB, configure ...func(*edge.Options)) *Edge {
 	t.Helper()
-	o := edge.Options{Store: s.Store, Tunnels: s.EdgeTunnels(), Registerer: s.api.MetricsRegisterer(), PollInterval: 50 * time.Millisecond}
+	e := startEdge(t, edge.Options{Store: s.Store, Tunnels: s.EdgeTunnels(), Registerer: s.api.MetricsRegisterer()}, configure)
+	s.api.SetSAMLHandler(e.SAMLHandler())
+	return e
+}
+
+// StartReplicaEdge serves an edge as another replica's would, on st (a store of its own on
+// this server's database), with this server's tunnels and no metrics, until the test ends.
+func (s *Server) StartReplicaEdge(t testing.TB, st store.Store, configure ...func(*edge.Options)) *Edge {
+	t.Helper()
+	return startEdge(t, edge.Options{Store: st, Tunnels: s.EdgeTunnels()}, configure)
+}
+
+func startEdge(t testing.TB, o edge.Options, configure []func(*edge.Options)) *Edge {
+	t.Helper()
+	o.PollInterval = 50 * time.Millisecond
 	for _, f := range configure {
 		f(&o)
 	}
@@ -38,7 +53,6 @@ func (s *Server) StartEdge(t testing.TB, configure ...func(*edge.Options)) *Edge
 	if err != nil {
 		t.Fatalf("start the edge: %v", err)
 	}
-	s.api.SetSAMLHandler(e.SAMLHandler())
 	https, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
