@@ -67,8 +67,8 @@ type Tunnel struct {
 
 // tunnelIndex is the online tunnels of this replica.
 type tunnelIndex struct {
-	mu         sync.RWMutex
-	byID       map[string]heldTunnel
+	mu   sync.RWMutex
+	byID map[string]heldTunnel
 	// byEndpoint: endpointKey -> the IDs of the tunnels bound to it, oldest first: one
 	// agent instance's sessions on this replica share it (kinds.AgentBind).
 	byEndpoint map[string][]string
@@ -202,7 +202,9 @@ func (h *Plane) Endpoint(proto, hostport string) (Tunnel, bool) {
 	if len(bound) == 0 {
 		return h.remoteEndpoint(proto, hostport)
 	}
-	for _, id := range bound {
+	// The newest first: an agent that reconnected before this replica noticed its lost
+	// connection holds the older one.
+	for _, id := range slices.Backward(bound) {
 		if t, ok := h.Tunnel(id); ok && t.Proto == proto {
 			return t, true
 		}
