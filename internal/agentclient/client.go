@@ -152,8 +152,9 @@ type Client struct {
 	dialURL   string
 	log       *zap.Logger
 	ran       atomic.Bool
-	// instance names this agent in the Hello of each of its sessions, so that the tunnels
-	// it binds on several replicas share their hostnames and addresses.
+	// instance names this agent in the Hello of each of its sessions when it keeps several,
+	// so that the tunnels it binds on several replicas share their hostnames and addresses;
+	// "" with one session, which then binds as an agent always did.
 	instance string
 
 	mu      sync.Mutex
@@ -180,16 +181,19 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{
+	c := &Client{
 		cfg:       cfg,
 		forwarder: forwarder,
 		dialURL:   dialURL,
 		log:       cfg.Logger.With(zap.String("server", dialURL)),
-		instance:  crand.Text(),
 		changed:   make(chan struct{}),
 		dialing:   map[int]string{},
 		sleep:     sleep,
-	}, nil
+	}
+	if cfg.Connections > 1 {
+		c.instance = crand.Text()
+	}
+	return c, nil
 }
 
 func sleep(ctx context.Context, d time.Duration) error {
