@@ -553,7 +553,6 @@ func (c *Client) session(ctx context.Context, sl slot) (_ outcome, welcomed bool
 	if welcome == nil {
 		return out, false, err
 	}
-	c.noteReplicas(welcome.Replicas)
 	if sl.n > 0 && c.held(welcome.Replica, sl.n) {
 		// The address led to a replica another session holds: no use holding two there.
 		_ = ws.Close(websocket.StatusNormalClosure, "replica already held")
@@ -673,6 +672,8 @@ func (c *Client) serve(ctx context.Context, cn *conn, welcome *agentproto.Messag
 		}
 		s.setConnection(sl.n, &held)
 	})
+	// Once the session counts as held, so that no extra session picks its replica.
+	c.noteReplicas(welcome.Replicas)
 	interval := time.Duration(welcome.HeartbeatMillis) * time.Millisecond
 	if interval <= 0 {
 		interval = DefaultHeartbeat
