@@ -164,6 +164,9 @@ type Client struct {
 	// those that the extra connections are dialing, by slot.
 	replicas []agentproto.Replica
 	dialing  map[int]string
+	// yield is closed to make extra session n leave its replica, which the first session,
+	// reconnected through the server URL, reached too.
+	yield map[int]chan struct{}
 
 	// Tests replace these: the wait between attempts, and the heartbeat interval the
 	// server's Welcome names (milliseconds on the wire).
@@ -188,6 +191,7 @@ func New(cfg Config) (*Client, error) {
 		log:       cfg.Logger.With(zap.String("server", dialURL)),
 		changed:   make(chan struct{}),
 		dialing:   map[int]string{},
+		yield:     map[int]chan struct{}{},
 		sleep:     sleep,
 	}
 	if cfg.Connections > 1 {
@@ -380,6 +384,7 @@ func (c *Client) keepExtra(ctx context.Context, n int) (stoppedByServer bool) {
 		c.update(func(s *State) {
 			s.setConnection(n, nil)
 			delete(c.dialing, n)
+			delete(c.yield, n)
 		})
 		switch out {
 		case stopped:
@@ -664,11 +669,21 @@ func (c *Client) serve(ctx context.Context, cn *conn, welcome *agentproto.Messag
 	log := sl.log.With(zap.String("session_id", sessionID))
 	first := false
 	held := Connection{Replica: welcome.Replica, SessionID: sessionID, Ready: len(c.cfg.Tunnels) == 0}
+	var yield chan struct{} // nil for the first session, which never yields
 	c.update(func(s *State) {
 		if sl.n == 0 {
 			s.Sessions++
 			first = s.Sessions == 1
 			s.SessionID, s.Ready = sessionID, held.Ready
+			for _, x := range s.Connections {
+				if ch := c.yield[x.slot]; x.slot > 0 && x.Replica == held.Replica && ch != nil {
+					close(ch)
+					delete(c.yield, x.slot)
+				}
+			}
+		} else {
+			yield = make(chan struct{})
+			c.yield[sl.n] = yield
 		}
 		s.setConnection(sl.n, &held)
 	})
@@ -711,6 +726,9 @@ func (c *Client) serve(ctx context.Context, cn *conn, welcome *agentproto.Messag
 			return ended, true, ctx.Err()
 		case err := <-cn.readErr:
 			return lost, true, err
+		case <-yield:
+			_ = cn.ws.Close(websocket.StatusNormalClosure, "replica held by another session")
+			return lost, true, fmt.Errorf("the agent's first session reached replica %s too", held.Replica)
 		case <-silence.C:
 			_ = cn.ws.CloseNow()
 			return lost, true, fmt.Errorf("the server was silent for %s", Silence*interval)

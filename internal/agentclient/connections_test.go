@@ -87,3 +87,30 @@ func TestExtraConnectionOnHeldReplica(t *testing.T) {
 		t.Error("no backoff before dialing the address again")
 	}
 }
+
+// TestExtraConnectionYields: the first session, reconnected through the server URL, reaches
+// the replica an extra session holds: the extra leaves it for a replica the agent holds none on.
+func TestExtraConnectionYields(t *testing.T) {
+	p1, p2 := agentpeer.New(t, testToken), agentpeer.New(t, testToken)
+	replicas := []agentproto.Replica{{ID: "agrep_1", URL: p1.URL}, {ID: "agrep_2", URL: p2.URL}}
+	a := startAgent(t, p1, Config{Connections: 2, Tunnels: appTunnel})
+	first := p1.Accept(t)
+	welcomeOn(t, first, "ts_1", "agrep_1", replicas, 1)
+	extra := p2.Accept(t)
+	welcomeOn(t, extra, "ts_2", "agrep_2", nil, 1)
+	a.waitFor(t, "a session on each replica", func(s State) bool { return len(s.Connections) == 2 })
+
+	_ = first.WS.Close(websocket.StatusGoingAway, "replica restarting")
+	// The server URL now leads to agrep_2 (the load balancer's choice).
+	welcomeOn(t, p1.Accept(t), "ts_3", "agrep_2", replicas, 1)
+	if code := extra.Closed(t); code != websocket.StatusNormalClosure {
+		t.Errorf("the extra session's close status %v", code)
+	}
+	welcomeOn(t, p1.Accept(t), "ts_4", "agrep_1", nil, 1) // the extra, at agrep_1's address
+	s := a.waitFor(t, "a session on each replica again", func(s State) bool {
+		return len(s.Connections) == 2 && s.Connections[1].SessionID == "ts_4" && s.Connections[1].Ready
+	})
+	if s.Connections[0].Replica != "agrep_2" || s.Connections[1].Replica != "agrep_1" {
+		t.Fatalf("connections %+v", s.Connections)
+	}
+}
