@@ -14,6 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
 	"github.com/warrenhq/terraform-provider-warren/apiserver"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apiservertest"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
@@ -29,10 +33,11 @@ import (
 // replicas, found through the agent address each replica advertises, so that each replica
 // serves the agent's endpoint from a tunnel of its own.
 
-// quickLeases are the options of both replicas: a dead one is swept soon, and agents, silent
-// for three heartbeats before they are cut, have time to answer on a busy machine.
+// quickLeases are the options of both replicas: a dead one is swept within seconds, and a
+// live one, and its agents, silent for three heartbeats before they are cut, have time to
+// answer on a busy machine (a session cut there would send its visitors over the link).
 func quickLeases(o *apiserver.Options) {
-	o.Agents.Heartbeat, o.Agents.ReplicaLease = 100*time.Millisecond, 400*time.Millisecond
+	o.Agents.Heartbeat, o.Agents.ReplicaLease = 300*time.Millisecond, 3*time.Second
 }
 
 // agentReplica is a replica started by the test, with an API listener of its own whose
@@ -162,8 +167,16 @@ func TestAgentOnEveryReplica(t *testing.T) {
 	const host = "multi.example.test"
 	viaA.domain(host)
 	token := viaA.api("POST", "/credentials", map[string]any{"acl": []string{}})["token"].(string)
+	core, logs := observer.New(zapcore.InfoLevel)
+	defer func() {
+		if t.Failed() {
+			for _, l := range logs.All() {
+				t.Log("agent:", l.Message, l.ContextMap())
+			}
+		}
+	}()
 	agent := a.StartAgent(t, agentclient.Config{
-		Authtoken: token, Connections: 2, MinBackoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond,
+		Authtoken: token, Connections: 2, MinBackoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond, Logger: zap.New(core),
 		Tunnels: []agentclient.TunnelConfig{{Proto: "https", Hostname: host, ForwardsTo: "http://" + oneRequestApp(t, "multi")}},
 	})
 	want := []string{a.Plane.Replica(), b.srv.AgentPlane().Replica()}
