@@ -27,11 +27,13 @@ func TestAgentInstanceSharesBinds(t *testing.T) {
 	_, token := c.credential()
 	host := agentproto.Message{Type: agentproto.TypeBind, Proto: "https", Hostname: "shared.example.com", ForwardsTo: "http://localhost:8080"}
 	tcp := agentproto.Message{Type: agentproto.TypeBind, Proto: "tcp", Addr: addr, ForwardsTo: "localhost:22"}
-	bound := func(a *testAgent, m agentproto.Message) {
+	bound := func(a *testAgent, m agentproto.Message) (tunnelID string) {
 		t.Helper()
-		if got := a.request(m); got.Type != agentproto.TypeBound {
+		got := a.request(m)
+		if got.Type != agentproto.TypeBound {
 			t.Fatalf("bind %s%s on session %s: %+v", m.Hostname, m.Addr, a.session, got)
 		}
+		return got.TunnelID
 	}
 	refused := func(a *testAgent, m agentproto.Message, code string) {
 		t.Helper()
@@ -48,9 +50,13 @@ func TestAgentInstanceSharesBinds(t *testing.T) {
 	if got := c.srv.Plane.Peers(); len(got) != 1 || got[0] != (agentproto.Replica{ID: c.srv.Plane.Replica(), URL: "https://replica-1.example.com"}) {
 		t.Fatalf("peers %+v, want this replica at its advertised address", got)
 	}
-	for _, a := range []*testAgent{first, second} {
-		bound(a, host)
-		bound(a, tcp)
+	firstTunnel := bound(first, host)
+	bound(first, tcp)
+	secondTunnel := bound(second, host)
+	bound(second, tcp)
+	// The edge finds the newest.
+	if got, ok := c.srv.Plane.Endpoint("https", "shared.example.com:443"); !ok || got.ID != secondTunnel {
+		t.Fatalf("endpoint %+v %v, want tunnel %s", got, ok, secondTunnel)
 	}
 	if n := len(c.listIDs("/tunnels")); n != 4 {
 		t.Fatalf("%d tunnels, want a hostname and an address tunnel on each session", n)
@@ -69,14 +75,18 @@ func TestAgentInstanceSharesBinds(t *testing.T) {
 	tls.Proto = "tls"
 	refused(connectAgent(t, c.srv.URL, token, instance("agent-1")), tls, "ERR_7119")
 
-	// The first session ends: the second holds the hostname and the address still.
-	_ = first.ws.Close(websocket.StatusNormalClosure, "")
-	apiservertest.WaitUntil(t, "the first session's tunnels are gone", func() bool { return len(c.listIDs("/tunnels")) == 2 })
+	// The second session ends: the first holds the hostname and the address still, and the
+	// edge finds its tunnel.
+	_ = second.ws.Close(websocket.StatusNormalClosure, "")
+	apiservertest.WaitUntil(t, "the second session's tunnels are gone", func() bool { return len(c.listIDs("/tunnels")) == 2 })
+	if got, ok := c.srv.Plane.Endpoint("https", "shared.example.com:443"); !ok || got.ID != firstTunnel {
+		t.Fatalf("endpoint %+v %v, want tunnel %s", got, ok, firstTunnel)
+	}
 	later := connectAgent(t, c.srv.URL, token, instance("agent-2"))
 	refused(later, host, "ERR_7119")
 	refused(later, tcp, "ERR_7115")
 	// The last ends: they are free.
-	_ = second.ws.Close(websocket.StatusNormalClosure, "")
+	_ = first.ws.Close(websocket.StatusNormalClosure, "")
 	apiservertest.WaitUntil(t, "every tunnel is gone", func() bool { return len(c.listIDs("/tunnels")) == 0 })
 	bound(later, host)
 	bound(later, tcp)
