@@ -566,11 +566,11 @@ func (c *Client) session(ctx context.Context, sl slot) (_ outcome, welcomed bool
 	return c.serve(ctx, cn, welcome, sl)
 }
 
-// held says a session other than slot n's holds replica.
+// held says a session other than slot n's holds or dials replica.
 func (c *Client) held(replica string, n int) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return slices.ContainsFunc(c.state.Connections, func(x Connection) bool { return x.slot != n && x.Replica == replica })
+	return c.taken(replica, n)
 }
 
 // dial opens the WebSocket; a 401 or 403 answer is a *RefusedError, another HTTP answer a
