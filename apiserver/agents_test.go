@@ -37,6 +37,8 @@ type testAgent struct {
 	mu      sync.Mutex
 	cmds    []string // commands received
 	answer  func(cmd string) agentproto.Message
+	// instance is the Hello's; replica the Welcome's.
+	instance, replica string
 }
 
 // agentURL is the WebSocket URL of a test server's agent endpoint.
@@ -77,11 +79,11 @@ func connectAgent(t *testing.T, base, token string, configure ...func(*testAgent
 		f(a)
 	}
 	go a.readLoop()
-	welcome := a.request(agentproto.Message{Type: agentproto.TypeHello, AgentVersion: "1.2.3", OS: "linux", Metadata: "m1", Region: "eu"})
+	welcome := a.request(agentproto.Message{Type: agentproto.TypeHello, AgentVersion: "1.2.3", OS: "linux", Metadata: "m1", Region: "eu", Instance: a.instance})
 	if welcome.Type != agentproto.TypeWelcome || !strings.HasPrefix(welcome.SessionID, "ts_") || welcome.HeartbeatMillis < 1 {
 		t.Fatalf("welcome = %+v", welcome)
 	}
-	a.session = welcome.SessionID
+	a.session, a.replica = welcome.SessionID, welcome.Replica
 	return a
 }
 

@@ -58,7 +58,7 @@ func (a *agentConn) bind(m agentproto.Message) (agentproto.Message, error) {
 			return err
 		}
 		if m.Labels != nil {
-			return insertTunnel(ctx, tx, a.accountID, &tunnel, nil)
+			return insertTunnel(ctx, tx, a.accountID, &tunnel, "")
 		}
 		if owner, err = h.boundOwner(ctx, tx, a.accountID, m); err != nil {
 			return err
@@ -66,8 +66,11 @@ func (a *agentConn) bind(m agentproto.Message) (agentproto.Message, error) {
 		ep = newEndpoint(now, a, m, tunnel.ID, owner)
 		tunnel.PublicURL = ep.URL
 		tunnel.Endpoint = &api.Ref{ID: ep.ID}
-		key := kinds.AgentBindKey(ep.Hostport)
-		if err := insertTunnel(ctx, tx, a.accountID, &tunnel, []string{key}); err != nil {
+		claim, err := a.claimBind(ctx, tx, m.Proto, ep.Hostport)
+		if err == nil {
+			err = insertTunnel(ctx, tx, a.accountID, &tunnel, claim)
+		}
+		if err != nil {
 			var dup *store.DuplicateError
 			if errors.As(err, &dup) {
 				if m.Addr != "" {
@@ -98,12 +101,62 @@ func (a *agentConn) bind(m agentproto.Message) (agentproto.Message, error) {
 	return bound, nil
 }
 
-func insertTunnel(ctx context.Context, tx store.Tx, accountID string, t *api.Tunnel, keys []string) error {
+// insertTunnel stores t, referring to its session and, for an agent endpoint, to the
+// AgentBind of its hostport (claim; "" for none).
+func insertTunnel(ctx context.Context, tx store.Tx, accountID string, t *api.Tunnel, claim string) error {
 	doc, err := json.Marshal(t)
 	if err != nil {
 		return err
 	}
-	return tx.Insert(ctx, &store.Object{Kind: kinds.Tunnel, ID: t.ID, AccountID: accountID, Doc: doc, UniqueKeys: keys, Refs: []string{t.TunnelSession.ID}})
+	refs := []string{t.TunnelSession.ID}
+	if claim != "" {
+		refs = append(refs, claim)
+	}
+	return tx.Insert(ctx, &store.Object{Kind: kinds.Tunnel, ID: t.ID, AccountID: accountID, Doc: doc, Refs: refs})
+}
+
+// bindDoc is an AgentBind's document: the agent instance whose sessions may bind its
+// hostport, and with which proto.
+type bindDoc struct {
+	Credential string `json:"credential"`
+	Instance   string `json:"instance,omitempty"`
+	Proto      string `json:"proto"`
+}
+
+// claimBind returns the AgentBind of hostport for a's tunnel: a new one when the hostport is
+// free, the one a's agent instance holds through its other sessions, else a
+// *store.DuplicateError (another agent, another proto, or a second tunnel of this session).
+func (a *agentConn) claimBind(ctx context.Context, tx store.Tx, proto, hostport string) (string, error) {
+	key := kinds.AgentBindKey(hostport)
+	o, err := tx.Lookup(ctx, key)
+	if isNotFound(err) {
+		doc, err := json.Marshal(bindDoc{Credential: a.credentialID, Instance: a.instance, Proto: proto})
+		if err != nil {
+			return "", err
+		}
+		id := ids.New(ids.AgentBind)
+		return id, tx.Insert(ctx, &store.Object{Kind: kinds.AgentBind, ID: id, AccountID: a.accountID, Doc: doc, UniqueKeys: []string{key}})
+	}
+	if err != nil {
+		return "", err
+	}
+	taken := &store.DuplicateError{Key: key, HolderID: o.ID}
+	var b bindDoc
+	// A tunnel holding the key itself was bound by an older replica: not shared.
+	if o.Kind != kinds.AgentBind || json.Unmarshal(o.Doc, &b) != nil || a.instance == "" ||
+		b.Instance != a.instance || b.Credential != a.credentialID || b.Proto != proto {
+		return "", taken
+	}
+	siblings, err := tx.Referrers(ctx, o.ID)
+	if err != nil {
+		return "", err
+	}
+	for _, t := range siblings {
+		if slices.Contains(t.Refs, a.sessionID) {
+			return "", taken
+		}
+	}
+	return o.ID, nil
 }
 
 // unbind closes one of the session's tunnels.
@@ -120,7 +173,7 @@ func (a *agentConn) unbind(m agentproto.Message) error {
 		if err != nil {
 			return err
 		}
-		return deleteTunnel(ctx, tx, m.TunnelID)
+		return deleteTunnel(ctx, tx, o)
 	})
 	if err == nil {
 		a.hub.tunnels.remove(m.TunnelID)

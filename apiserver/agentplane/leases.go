@@ -1,8 +1,10 @@
 package agentplane
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/coder/websocket"
@@ -26,6 +28,8 @@ type leaseDoc struct {
 	Until time.Time `json:"until"`
 	// Link is the address of the replica's cluster link (Options.Link); "" without one.
 	Link string `json:"link,omitempty"`
+	// Agent is the URL at which agents reach the replica directly (Options.Advertise).
+	Agent string `json:"agent,omitempty"`
 }
 
 // reapBatch bounds the sessions ended in one transaction when a replica is swept.
@@ -67,7 +71,7 @@ func (h *Plane) every(interval time.Duration, fn func()) {
 // (this one was stalled for longer than a lease: its sessions are gone, and their sockets
 // close at their next heartbeat).
 func (h *Plane) renewLease(ctx context.Context) (taken bool, err error) {
-	doc, err := json.Marshal(leaseDoc{Until: time.Now().Add(h.opts.ReplicaLease).UTC(), Link: h.opts.Link})
+	doc, err := json.Marshal(leaseDoc{Until: time.Now().Add(h.opts.ReplicaLease).UTC(), Link: h.opts.Link, Agent: h.opts.Advertise})
 	if err != nil {
 		return false, err
 	}
@@ -122,12 +126,14 @@ func (h *Plane) beat() {
 			a.close(websocket.StatusPolicyViolation, "the session was ended")
 		default:
 			// Its own goroutine: a slow agent must not hold up the others' heartbeats.
-			go func() { _ = a.send(agentproto.Message{Type: agentproto.TypeHeartbeat, ID: ids.New("")}) }()
+			beat := agentproto.Message{Type: agentproto.TypeHeartbeat, ID: ids.New(""), Replicas: h.Peers()}
+			go func() { _ = a.send(beat) }()
 		}
 	}
 }
 
-// sweep ends the sessions of every other replica whose lease has run out.
+// sweep ends the sessions of every other replica whose lease has run out, and notes the
+// live replicas' agent addresses (Peers).
 func (h *Plane) sweep() error {
 	ctx := h.ctx
 	var leases []*store.Object
@@ -139,6 +145,15 @@ func (h *Plane) sweep() error {
 		return err
 	}
 	now := time.Now()
+	peers := []agentproto.Replica{}
+	for _, o := range leases {
+		var l leaseDoc
+		if json.Unmarshal(o.Doc, &l) == nil && !now.After(l.Until) && l.Agent != "" {
+			peers = append(peers, agentproto.Replica{ID: o.ID, URL: l.Agent})
+		}
+	}
+	slices.SortFunc(peers, func(a, b agentproto.Replica) int { return cmp.Compare(a.ID, b.ID) })
+	h.peers.Store(&peers)
 	for _, o := range leases {
 		if o.ID == h.replica || !leaseExpired(o, now) {
 			continue

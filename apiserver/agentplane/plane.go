@@ -16,6 +16,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -65,6 +67,11 @@ type Options struct {
 	// means DefaultRemoteRefresh).
 	Link          string
 	RemoteRefresh time.Duration
+	// Advertise is the base URL at which agents reach this replica directly (not through
+	// the load balancer), recorded in its lease; "" when they cannot. Welcome and the
+	// heartbeats list the live replicas' addresses, so that an agent keeping several
+	// sessions opens one on each.
+	Advertise string
 }
 
 // Defaults of Options.
@@ -87,6 +94,12 @@ func (o Options) Check() error {
 	o.setDefaults()
 	if o.ReplicaLease <= o.Heartbeat {
 		return fmt.Errorf("the agent replica lease %s must be longer than the agent heartbeat %s", o.ReplicaLease, o.Heartbeat)
+	}
+	if o.Advertise != "" {
+		u, err := url.Parse(o.Advertise)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+			return fmt.Errorf("the agent address %q is not an http:// or https:// base URL", o.Advertise)
+		}
 	}
 	return nil
 }
@@ -176,6 +189,9 @@ type Plane struct {
 	mu    sync.Mutex
 	conns map[string]*agentConn // by session ID
 
+	// peers are the live replicas with an agent address, as the last sweep read them.
+	peers atomic.Pointer[[]agentproto.Replica]
+
 	tunnels *tunnelIndex  // the online tunnels of this replica (streams.go)
 	remote  remoteTunnels // the online tunnels of the other replicas (remote.go)
 	metrics *planeMetrics
@@ -197,6 +213,9 @@ func New(ctx context.Context, opts Options, host Host) (*Plane, error) {
 	if _, err := h.renewLease(ctx); err != nil {
 		cancel()
 		return nil, err
+	}
+	if err := h.sweep(); err != nil { // the peers known from the start
+		h.logStoreError(h.log, "agent replica leases", err)
 	}
 	h.wg.Add(2)
 	go h.every(opts.CommandPoll, h.pollCommands)
@@ -277,6 +296,7 @@ type agentConn struct {
 	sessionID    string
 	accountID    string
 	credentialID string
+	instance     string // the agent instance (Hello), "" for none
 	region       string
 	metadata     string
 	lastHeard    atomic.Int64 // Unix ns of the last message from the agent
@@ -411,7 +431,11 @@ func (a *agentConn) run(ip string) {
 	a.log.Info("agent connected", zap.String("ip", ip), zap.String("agent_version", hello.AgentVersion))
 	defer a.finish()
 
-	if err := a.send(agentproto.Message{Type: agentproto.TypeWelcome, ID: hello.ID, SessionID: a.sessionID, HeartbeatMillis: heartbeatMillis(h.opts.Heartbeat)}); err != nil {
+	welcome := agentproto.Message{
+		Type: agentproto.TypeWelcome, ID: hello.ID, SessionID: a.sessionID, HeartbeatMillis: heartbeatMillis(h.opts.Heartbeat),
+		Replica: h.replica, Replicas: h.Peers(),
+	}
+	if err := a.send(welcome); err != nil {
 		return
 	}
 	for {
@@ -576,7 +600,10 @@ func (a *agentConn) start(hello agentproto.Message, ip string) error {
 	if err := rules.DescriptionMetadata(rules.CredentialText, nil, &hello.Metadata); err != nil {
 		return err
 	}
-	a.region, a.metadata = region, hello.Metadata
+	if !validInstance(hello.Instance) {
+		return apierr.WithDetail(apierr.BadRequest("ERR_215", "The instance must be at most %d characters of A-Z, a-z, 0-9, _ and -.", agentproto.MaxInstance), "param", "instance")
+	}
+	a.region, a.metadata, a.instance = region, hello.Metadata, hello.Instance
 	sess := api.TunnelSession{
 		ID: ids.New(ids.TunnelSession), AgentVersion: hello.AgentVersion, Credential: api.Ref{ID: a.credentialID},
 		IP: ip, Metadata: hello.Metadata, OS: hello.OS, Region: region,
@@ -612,6 +639,20 @@ func (a *agentConn) start(hello agentproto.Message, ip string) error {
 	return nil
 }
 
+// validInstance says an agent instance name is short and plain ("" included).
+func validInstance(s string) bool {
+	return len(s) <= agentproto.MaxInstance && strings.Trim(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-") == ""
+}
+
+// Peers are the live replicas that agents reach directly (Options.Advertise), this one
+// included when it has an address, by ID.
+func (h *Plane) Peers() []agentproto.Replica {
+	if p := h.peers.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
 // EndSession deletes a session, its tunnels and their endpoints and writes its stop event,
 // in tx. A session already gone is no error (its credential's deletion removed it). Its
 // socket, if this replica holds it, closes at End or at the next heartbeat.
@@ -628,7 +669,7 @@ func (h *Plane) EndSession(ctx context.Context, tx store.Tx, sessionID string) e
 		return err
 	}
 	for _, t := range tunnels {
-		if err := deleteTunnel(ctx, tx, t.ID); err != nil {
+		if err := deleteTunnel(ctx, tx, t); err != nil {
 			return err
 		}
 	}
@@ -642,9 +683,10 @@ func (h *Plane) EndSession(ctx context.Context, tx store.Tx, sessionID string) e
 	return h.host.SessionEvent(ctx, tx, o.AccountID, "agent_session_stop.v0", sess)
 }
 
-// deleteTunnel deletes a tunnel and its endpoint (the endpoint refers to the tunnel).
-func deleteTunnel(ctx context.Context, tx store.Tx, tunnelID string) error {
-	endpoints, err := tx.Referrers(ctx, tunnelID)
+// deleteTunnel deletes a tunnel and its endpoint (the endpoint refers to the tunnel), and
+// the AgentBind of its hostport once no other tunnel refers to it.
+func deleteTunnel(ctx context.Context, tx store.Tx, t *store.Object) error {
+	endpoints, err := tx.Referrers(ctx, t.ID)
 	if err != nil {
 		return err
 	}
@@ -653,7 +695,21 @@ func deleteTunnel(ctx context.Context, tx store.Tx, tunnelID string) error {
 			return err
 		}
 	}
-	return tx.Delete(ctx, kinds.Tunnel, tunnelID)
+	if err := tx.Delete(ctx, kinds.Tunnel, t.ID); err != nil {
+		return err
+	}
+	for _, ref := range t.Refs {
+		if !strings.HasPrefix(ref, ids.AgentBind) {
+			continue
+		}
+		if n, err := tx.CountReferrers(ctx, ref, kinds.Tunnel); err != nil || n > 0 {
+			return err
+		}
+		if err := tx.Delete(ctx, kinds.AgentBind, ref); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }

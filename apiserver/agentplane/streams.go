@@ -67,14 +67,16 @@ type Tunnel struct {
 
 // tunnelIndex is the online tunnels of this replica.
 type tunnelIndex struct {
-	mu         sync.RWMutex
-	byID       map[string]heldTunnel
-	byEndpoint map[string]string // endpointKey -> tunnel ID
+	mu   sync.RWMutex
+	byID map[string]heldTunnel
+	// byEndpoint: endpointKey -> the IDs of the tunnels bound to it, oldest first: one
+	// agent instance's sessions on this replica share it (kinds.AgentBind).
+	byEndpoint map[string][]string
 }
 
 // endpointKey is what an agent endpoint is found by: the hostname of an http, https or tls
 // tunnel (whatever the port the edge serves it on: 443, or 80 for http), the address of a
-// tcp one. A hostname or address is bound by one tunnel at most (kinds.AgentBindKey).
+// tcp one. A hostname or address is bound by one agent instance at most (kinds.AgentBindKey).
 func endpointKey(proto, hostport string) string {
 	if proto == "tcp" {
 		return "tcp " + hostport
@@ -93,7 +95,7 @@ type heldTunnel struct {
 }
 
 func newTunnelIndex() *tunnelIndex {
-	return &tunnelIndex{byID: map[string]heldTunnel{}, byEndpoint: map[string]string{}}
+	return &tunnelIndex{byID: map[string]heldTunnel{}, byEndpoint: map[string][]string{}}
 }
 
 func (x *tunnelIndex) add(a *agentConn, t Tunnel) {
@@ -101,7 +103,8 @@ func (x *tunnelIndex) add(a *agentConn, t Tunnel) {
 	defer x.mu.Unlock()
 	x.byID[t.ID] = heldTunnel{Tunnel: t, conn: a}
 	if t.Hostport != "" {
-		x.byEndpoint[endpointKey(t.Proto, t.Hostport)] = t.ID
+		key := endpointKey(t.Proto, t.Hostport)
+		x.byEndpoint[key] = append(x.byEndpoint[key], t.ID)
 	}
 }
 
@@ -117,7 +120,13 @@ func (x *tunnelIndex) removeLocked(tunnelID string) {
 		return
 	}
 	delete(x.byID, tunnelID)
-	if key := endpointKey(t.Proto, t.Hostport); t.Hostport != "" && x.byEndpoint[key] == tunnelID {
+	if t.Hostport == "" {
+		return
+	}
+	key := endpointKey(t.Proto, t.Hostport)
+	if rest := slices.DeleteFunc(x.byEndpoint[key], func(id string) bool { return id == tunnelID }); len(rest) > 0 {
+		x.byEndpoint[key] = rest
+	} else {
 		delete(x.byEndpoint, key)
 	}
 }
@@ -188,16 +197,19 @@ func includes(have, want map[string]string) bool {
 // ("1.tcp.example.com:20001").
 func (h *Plane) Endpoint(proto, hostport string) (Tunnel, bool) {
 	h.tunnels.mu.RLock()
-	id, ok := h.tunnels.byEndpoint[endpointKey(proto, hostport)]
+	bound := slices.Clone(h.tunnels.byEndpoint[endpointKey(proto, hostport)])
 	h.tunnels.mu.RUnlock()
-	if !ok {
+	if len(bound) == 0 {
 		return h.remoteEndpoint(proto, hostport)
 	}
-	t, ok := h.Tunnel(id)
-	if !ok || t.Proto != proto {
-		return Tunnel{}, false
+	// The newest first: an agent that reconnected before this replica noticed its lost
+	// connection holds the older one.
+	for _, id := range slices.Backward(bound) {
+		if t, ok := h.Tunnel(id); ok && t.Proto == proto {
+			return t, true
+		}
 	}
-	return t, true
+	return Tunnel{}, false
 }
 
 // OpenStream opens a stream to the agent holding tunnelID in this replica, with header

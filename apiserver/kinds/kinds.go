@@ -53,6 +53,10 @@ const (
 	Endpoint      = "endpoint"
 	AgentCommand  = "agent_command"
 	AgentReplica  = "agent_replica"
+	// AgentBind is a hostport bound by one agent instance (AgentBindKey), held for as long
+	// as a tunnel of one of its sessions refers to it: an instance with sessions on several
+	// replicas binds the hostport on each.
+	AgentBind = "agent_bind"
 
 	// The ACME client's storage, server-wide (no account): each item (an ACME account, a
 	// certificate, its key, its metadata) with its value in the sealed secret column, and
@@ -132,6 +136,6 @@ func IdempotencyKeyKey(accountID, key string) string {
 	return "idempotency_key:" + accountID + ":" + key
 }
 
-// AgentBindKey: a hostport an agent's tunnel is bound to, across accounts (one tunnel a
-// hostport).
+// AgentBindKey: a hostport an agent's tunnels are bound to, across accounts (one AgentBind
+// a hostport, so one agent instance).
 func AgentBindKey(hostport string) string { return "agent_bind:" + hostport }

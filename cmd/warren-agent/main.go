@@ -131,6 +131,7 @@ type config struct {
 	server, authtoken, hostname, addr, proto, forwardsTo, metadata, region, logLevel string
 	labels                                                                           labelsFlag
 	showVersion                                                                      bool
+	connections                                                                      int
 
 	upstreamCA                                string
 	upstreamInsecureSkipVerify, proxyProtocol bool
@@ -186,6 +187,7 @@ func newFlagSet() (fs *cliflags.Set, cfg *config) {
 	str(&cfg.proto, "proto", "WARREN_AGENT_PROTO", "", "tunnel protocol: http, https, tcp or tls (default tcp with --addr, https otherwise)")
 	str(&cfg.metadata, "metadata", "WARREN_AGENT_METADATA", "", "metadata of the tunnel session")
 	str(&cfg.region, "region", "WARREN_AGENT_REGION", "", "region the agent announces")
+	fs.Int(&cfg.connections, "connections", "WARREN_AGENT_CONNECTIONS", 1, fmt.Sprintf("sessions to keep at once, each on another server replica and binding the same tunnels (1 to %d): the first through --server, the others at the addresses the replicas advertise (--agent-advertise)", agentclient.MaxConnections))
 	str(&cfg.upstreamCA, "upstream-ca", "WARREN_AGENT_UPSTREAM_CA", "", "PEM file of a private CA trusted, beside the system's, for an https:// --forwards-to")
 	fs.Bool(&cfg.upstreamInsecureSkipVerify, "upstream-insecure-skip-verify", "WARREN_AGENT_UPSTREAM_INSECURE_SKIP_VERIFY", false, "accept any certificate from an https:// --forwards-to")
 	fs.Bool(&cfg.proxyProtocol, "proxy-protocol", "WARREN_AGENT_PROXY_PROTOCOL", false, "send a PROXY protocol v2 header with the visitor's address first to the app of tcp and tls tunnels")
@@ -232,6 +234,8 @@ func (cfg *config) check() error {
 		return errors.New("--proto tcp binds an --addr, not a --hostname")
 	case cfg.upstreamCA != "" && cfg.upstreamInsecureSkipVerify:
 		return errors.New("give --upstream-ca or --upstream-insecure-skip-verify, not both")
+	case cfg.connections < 1 || cfg.connections > agentclient.MaxConnections:
+		return fmt.Errorf("--connections %d is not between 1 and %d", cfg.connections, agentclient.MaxConnections)
 	}
 	if u, err := url.Parse(cfg.server); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("--server %q is not an http:// or https:// URL", cfg.server)
@@ -273,6 +277,7 @@ func (cfg *config) client(log *zap.Logger) agentclient.Config {
 		Metadata:     cfg.metadata,
 		Region:       cfg.region,
 		Tunnels:      cfg.tunnels,
+		Connections:  cfg.connections,
 		Logger:       log,
 		Forward: agentclient.ForwardOptions{
 			UpstreamCAFile:             cfg.upstreamCA,

@@ -84,6 +84,8 @@ func TestCommandLine(t *testing.T) {
 		{args: with("--label", "a=b", "--label", "a=c"), code: 2, stderr: `label "a" given twice`},
 		{args: with("--hostname", "a"), env: map[string]string{"WARREN_AGENT_LABEL": "x=1,y"}, code: 2, stderr: `invalid value "x=1,y" for WARREN_AGENT_LABEL`},
 		{args: with("--hostname", "a", "--log-level", "loud"), code: 2, stderr: `--log-level "loud" is not one of`},
+		{args: with("--hostname", "a", "--connections", "0"), code: 2, stderr: "--connections 0 is not between 1 and 16"},
+		{args: with("--hostname", "a"), env: map[string]string{"WARREN_AGENT_CONNECTIONS": "17"}, code: 2, stderr: "--connections 17 is not between 1 and 16"},
 	} {
 		t.Run(strings.Join(tt.args, " ")+fmt.Sprint(tt.env), func(t *testing.T) {
 			var stdout, stderr lockedBuffer

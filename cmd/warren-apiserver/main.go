@@ -154,6 +154,7 @@ type config struct {
 	eventGiveUpAfter, eventRetention, eventMaxBackoff, eventLease    time.Duration
 	agentHeartbeat, agentCommandTimeout, agentReplicaLease           time.Duration
 	clusterListen, clusterAdvertise                                  string
+	agentAdvertise                                                   string
 	agentSessionRate, agentAccountSessionRate                        int
 	agentMaxSessions, agentAccountMaxSessions                        int
 	eventEndpoints                                                   delivery.Endpoints
@@ -205,6 +206,7 @@ func newFlagSet() (fs *cliflags.Set, cfg *config) {
 	dur(&cfg.agentCommandTimeout, "agent-command-timeout", "WARREN_AGENT_COMMAND_TIMEOUT", agentplane.DefaultCommandTimeout, "how long a tunnel-session command (restart, stop, update) waits for the agent's answer (then 504 ERR_810)")
 	dur(&cfg.agentReplicaLease, "agent-replica-lease", "WARREN_AGENT_REPLICA_LEASE", 0, "how long this replica's liveness lease lasts (renewed every heartbeat, longer than it); once it runs out, other replicas end the sessions it held (0: three heartbeat intervals)")
 	str(&cfg.clusterListen, "cluster-listen", "WARREN_CLUSTER_LISTEN", "", "address of the cluster link's listener, through which the other replicas of the database open streams to the tunnels of this replica's agents (off when empty; it needs the secret key, the same on every replica)")
+	str(&cfg.agentAdvertise, "agent-advertise", "WARREN_AGENT_ADVERTISE", "", "base URL (http:// or https://) at which agents reach this replica directly, not through the load balancer: agents started with --connections N > 1 keep a session on each of N replicas that have one (none listed when empty)")
 	str(&cfg.clusterAdvertise, "cluster-advertise", "WARREN_CLUSTER_ADVERTISE", "", "address (host:port) at which the other replicas reach this replica's --cluster-listen (default: that address, which must then name a host)")
 	num(&cfg.agentSessionRate, "agent-session-rate", "WARREN_AGENT_SESSION_RATE", agentplane.DefaultCredentialSessionRate, "agent sessions one tunnel credential may start per minute, all at once or spread out (429 ERR_226 before the upgrade beyond); 0 for no limit; shared by the replicas of one PostgreSQL database")
 	num(&cfg.agentAccountSessionRate, "agent-account-session-rate", "WARREN_AGENT_ACCOUNT_SESSION_RATE", agentplane.DefaultAccountSessionRate, "agent sessions the credentials of one account may start per minute together; 0 for no limit")
@@ -337,7 +339,7 @@ func (cfg *config) options() apiserver.Options {
 			// The flags' 0 is "no limit", Options' 0 the default.
 			CredentialSessionRate: cmp.Or(cfg.agentSessionRate, -1), AccountSessionRate: cmp.Or(cfg.agentAccountSessionRate, -1),
 			CredentialSessions: cmp.Or(cfg.agentMaxSessions, -1), AccountSessions: cmp.Or(cfg.agentAccountMaxSessions, -1),
-			Link: cfg.clusterLink(),
+			Link: cfg.clusterLink(), Advertise: cfg.agentAdvertise,
 		},
 	}
 }

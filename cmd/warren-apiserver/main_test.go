@@ -106,6 +106,7 @@ func TestCommandLine(t *testing.T) {
 		{args: []string{"--read-timeout", "-1s"}, code: 2, stderr: "--read-timeout -1s is negative"},
 		{args: []string{"--agent-replica-lease", "-1s"}, code: 2, stderr: "--agent-replica-lease -1s is negative"},
 		{args: []string{"--agent-replica-lease", "5s"}, code: 2, stderr: "the agent replica lease 5s must be longer than the agent heartbeat 10s"},
+		{args: []string{"--agent-advertise", "replica-1:8080"}, code: 2, stderr: `the agent address "replica-1:8080" is not an http:// or https:// base URL`},
 		{args: []string{"--cluster-advertise", "10.0.0.1:7443"}, code: 2, stderr: "--cluster-advertise needs --cluster-listen"},
 		{args: []string{"--cluster-listen", ":7443"}, code: 2, stderr: "--cluster-listen :7443 names no host the other replicas can reach: give --cluster-advertise"},
 		{args: []string{"--cluster-listen", "0.0.0.0:7443"}, code: 2, stderr: "give --cluster-advertise"},

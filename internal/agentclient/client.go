@@ -8,6 +8,7 @@ package agentclient
 import (
 	"cmp"
 	"context"
+	crand "crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -42,7 +43,8 @@ const Silence = 3
 type State struct {
 	// SessionID is the current session's ID, "" while not connected.
 	SessionID string
-	// Sessions counts the sessions opened since Run started; a restart opens a new one.
+	// Sessions counts the sessions opened through the server URL since Run started; a
+	// restart opens a new one.
 	Sessions int
 	// Ready: the server answered every bind of the current session.
 	Ready bool
@@ -50,6 +52,20 @@ type State struct {
 	Tunnels []Tunnel
 	// Refused are the binds of the current session that the server refused.
 	Refused []Refusal
+	// Connections are the sessions held now, one per replica, the one through the server
+	// URL first (Config.Connections).
+	Connections []Connection
+}
+
+// Connection is a session the agent holds on one replica.
+type Connection struct {
+	// Replica is the server replica holding the session (its Welcome's).
+	Replica   string
+	SessionID string
+	// Ready: the server answered every bind of the session.
+	Ready bool
+	// slot is which of Config.Connections the session is (0: through the server URL).
+	slot int
 }
 
 // Tunnel is a bound tunnel.
@@ -136,10 +152,21 @@ type Client struct {
 	dialURL   string
 	log       *zap.Logger
 	ran       atomic.Bool
+	// instance names this agent in the Hello of each of its sessions when it keeps several,
+	// so that the tunnels it binds on several replicas share their hostnames and addresses;
+	// "" with one session, which then binds as an agent always did.
+	instance string
 
 	mu      sync.Mutex
 	state   State
 	changed chan struct{} // closed and replaced on every change of state
+	// replicas are the replicas the servers last listed (Welcome, heartbeats); dialing are
+	// those that the extra connections are dialing, by slot.
+	replicas []agentproto.Replica
+	dialing  map[int]string
+	// yield is closed to make extra session n leave its replica, which the first session,
+	// reconnected through the server URL, reached too.
+	yield map[int]chan struct{}
 
 	// Tests replace these: the wait between attempts, and the heartbeat interval the
 	// server's Welcome names (milliseconds on the wire).
@@ -157,14 +184,20 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{
+	c := &Client{
 		cfg:       cfg,
 		forwarder: forwarder,
 		dialURL:   dialURL,
 		log:       cfg.Logger.With(zap.String("server", dialURL)),
 		changed:   make(chan struct{}),
+		dialing:   map[int]string{},
+		yield:     map[int]chan struct{}{},
 		sleep:     sleep,
-	}, nil
+	}
+	if cfg.Connections > 1 {
+		c.instance = crand.Text()
+	}
+	return c, nil
 }
 
 func sleep(ctx context.Context, d time.Duration) error {
@@ -209,8 +242,18 @@ func (c *Client) Wait(ctx context.Context, cond func(State) bool) (State, error)
 }
 
 func (s State) clone() State {
-	s.Tunnels, s.Refused = slices.Clone(s.Tunnels), slices.Clone(s.Refused)
+	s.Tunnels, s.Refused, s.Connections = slices.Clone(s.Tunnels), slices.Clone(s.Refused), slices.Clone(s.Connections)
 	return s
+}
+
+// setConnection records the session of slot (nil: it holds none), in slot order.
+func (s *State) setConnection(slot int, c *Connection) {
+	s.Connections = slices.DeleteFunc(s.Connections, func(x Connection) bool { return x.slot == slot })
+	if c != nil {
+		c.slot = slot
+		s.Connections = append(s.Connections, *c)
+		slices.SortFunc(s.Connections, func(a, b Connection) int { return cmp.Compare(a.slot, b.slot) })
+	}
 }
 
 func (c *Client) update(f func(*State)) {
@@ -241,16 +284,36 @@ func (c *Client) Run(ctx context.Context) error {
 	if c.ran.Swap(true) {
 		return errors.New("agentclient: Run called twice")
 	}
+	// The extra connections end with Run; a stop command on any of them stops the agent.
+	parent := ctx
+	ctx, cancel := context.WithCancelCause(ctx)
+	var extras sync.WaitGroup
+	defer extras.Wait()
+	defer cancel(nil)
+	for n := 1; n < c.cfg.Connections; n++ {
+		extras.Go(func() {
+			if c.keepExtra(ctx, n) {
+				cancel(errStopped)
+			}
+		})
+	}
+	first := slot{url: c.dialURL, log: c.log}
 	attempt := 0
 	for {
-		out, welcomed, err := c.session(ctx)
-		c.update(func(s *State) { s.SessionID, s.Ready, s.Tunnels, s.Refused = "", false, nil, nil })
+		out, welcomed, err := c.session(ctx, first)
+		c.update(func(s *State) {
+			s.SessionID, s.Ready, s.Tunnels, s.Refused = "", false, nil, nil
+			s.setConnection(0, nil)
+		})
+		if out == ended && errors.Is(context.Cause(ctx), errStopped) {
+			out = stopped
+		}
 		switch out {
 		case stopped:
 			c.log.Info("stopped by the server")
 			return nil
 		case ended:
-			return ctx.Err()
+			return parent.Err()
 		case fatal:
 			c.log.Error("refused by the server", zap.Error(err))
 			return err
@@ -275,9 +338,125 @@ func (c *Client) Run(ctx context.Context) error {
 			c.log.Warn("disconnected; reconnecting", zap.Error(err), zap.Duration("in", wait), zap.Int("attempt", attempt))
 		}
 		if c.sleep(ctx, wait) != nil {
-			return ctx.Err()
+			if errors.Is(context.Cause(ctx), errStopped) {
+				c.log.Info("stopped by the server")
+				return nil
+			}
+			return parent.Err()
 		}
 	}
+}
+
+// errStopped ends Run's context when the server stops the agent through an extra session.
+var errStopped = errors.New("stopped by the server")
+
+// slot is one of the sessions the agent keeps (Config.Connections): the first dials the
+// server URL, the others (n > 0) the address of a replica that holds no session of theirs.
+type slot struct {
+	n   int
+	url string
+	log *zap.Logger
+}
+
+// keepExtra keeps extra session n on a replica that no other session of the agent holds,
+// whenever the servers list one (agentproto.Replica), until ctx ends; it reports whether
+// the server stopped the agent. Nothing it meets ends the agent: the first session alone
+// says whether the agent is refused.
+func (c *Client) keepExtra(ctx context.Context, n int) (stoppedByServer bool) {
+	attempt, avoid := 0, ""
+	for {
+		r, changed, ok := c.pick(n, avoid)
+		if !ok {
+			select {
+			case <-changed:
+				continue
+			case <-ctx.Done():
+				return false
+			}
+		}
+		sl := slot{n: n, log: c.cfg.Logger.With(zap.String("server", r.URL), zap.String("replica", r.ID))}
+		var out outcome
+		var welcomed bool
+		var err error
+		if sl.url, err = connectURL(r.URL); err == nil {
+			out, welcomed, err = c.session(ctx, sl)
+		}
+		c.update(func(s *State) {
+			s.setConnection(n, nil)
+			delete(c.dialing, n)
+			delete(c.yield, n)
+		})
+		switch out {
+		case stopped:
+			return true
+		case ended:
+			return false
+		case restart:
+			attempt = 0
+			continue
+		}
+		avoid = r.ID // another listed replica first, if there is one
+		if welcomed {
+			attempt = 0
+		}
+		wait := backoff(attempt, c.cfg.MinBackoff, c.cfg.MaxBackoff, rand.Float64())
+		attempt++
+		sl.log.Warn("extra connection lost; reconnecting", zap.Error(err), zap.Duration("in", wait), zap.Int("attempt", attempt))
+		if c.sleep(ctx, wait) != nil {
+			return false
+		}
+	}
+}
+
+// pick chooses the replica extra session n dials: a listed one that no other session holds
+// or dials, other than avoid if it can; else it returns a channel closed at the next change.
+func (c *Client) pick(n int, avoid string) (agentproto.Replica, <-chan struct{}, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var found *agentproto.Replica
+	for _, r := range c.replicas {
+		if c.taken(r.ID, n) {
+			continue
+		}
+		if found == nil || found.ID == avoid {
+			found = &r
+		}
+	}
+	if found == nil {
+		return agentproto.Replica{}, c.changed, false
+	}
+	c.dialing[n] = found.ID
+	return *found, nil, true
+}
+
+// taken says a session other than slot n's holds or dials replica; c.mu is held.
+func (c *Client) taken(replica string, n int) bool {
+	for _, x := range c.state.Connections {
+		if x.slot != n && x.Replica == replica {
+			return true
+		}
+	}
+	for m, id := range c.dialing {
+		if m != n && id == replica {
+			return true
+		}
+	}
+	return false
+}
+
+// noteReplicas records the replicas a server listed, for the extra sessions to pick from.
+func (c *Client) noteReplicas(replicas []agentproto.Replica) {
+	if c.cfg.Connections < 2 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if slices.Equal(c.replicas, replicas) {
+		return
+	}
+	c.replicas = slices.Clone(replicas)
+	close(c.changed)
+	c.changed = make(chan struct{})
 }
 
 // backoff is the wait before reconnection attempt n (from 0): MinBackoff doubled n times,
@@ -317,9 +496,9 @@ func (c *conn) write(m agentproto.Message) error {
 	return c.ctl.Write(ctx, m)
 }
 
-// session runs one connection from dial to end; welcomed says a session was opened.
-func (c *Client) session(ctx context.Context) (_ outcome, welcomed bool, _ error) {
-	ws, err := c.dial(ctx)
+// session runs one connection of sl from dial to end; welcomed says a session was opened.
+func (c *Client) session(ctx context.Context, sl slot) (_ outcome, welcomed bool, _ error) {
+	ws, err := c.dial(ctx, sl.url)
 	if err != nil {
 		var refused *RefusedError
 		switch {
@@ -345,7 +524,7 @@ func (c *Client) session(ctx context.Context) (_ outcome, welcomed bool, _ error
 	readCtx, cancelRead := context.WithCancel(context.Background())
 	defer cancelRead()
 	// The heartbeat is not known before Welcome: the multiplexer pings at the default.
-	mux, err := agentproto.NewAgentMux(readCtx, ws, agentproto.MuxOptions{Heartbeat: cmp.Or(c.heartbeat, DefaultHeartbeat), Log: c.log})
+	mux, err := agentproto.NewAgentMux(readCtx, ws, agentproto.MuxOptions{Heartbeat: cmp.Or(c.heartbeat, DefaultHeartbeat), Log: sl.log})
 	if err != nil {
 		return fatal, false, err
 	}
@@ -379,18 +558,30 @@ func (c *Client) session(ctx context.Context) (_ outcome, welcomed bool, _ error
 	if welcome == nil {
 		return out, false, err
 	}
-	return c.serve(ctx, cn, welcome)
+	if sl.n > 0 && c.held(welcome.Replica, sl.n) {
+		// The address led to a replica another session holds: no use holding two there.
+		_ = ws.Close(websocket.StatusNormalClosure, "replica already held")
+		return lost, false, fmt.Errorf("replica %s already holds a session of this agent", welcome.Replica)
+	}
+	return c.serve(ctx, cn, welcome, sl)
+}
+
+// held says a session other than slot n's holds or dials replica.
+func (c *Client) held(replica string, n int) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.taken(replica, n)
 }
 
 // dial opens the WebSocket; a 401 or 403 answer is a *RefusedError, another HTTP answer a
 // *HandshakeError.
-func (c *Client) dial(ctx context.Context) (*websocket.Conn, error) {
+func (c *Client) dial(ctx context.Context, dialURL string) (*websocket.Conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.HandshakeTimeout)
 	defer cancel()
 	header := http.Header{}
 	header.Set("Authorization", "Bearer "+c.cfg.Authtoken)
 	header.Set("User-Agent", "warren-agent/"+cmp.Or(c.cfg.AgentVersion, "dev"))
-	ws, resp, err := websocket.Dial(ctx, c.dialURL, &websocket.DialOptions{
+	ws, resp, err := websocket.Dial(ctx, dialURL, &websocket.DialOptions{
 		HTTPClient:   c.cfg.HTTPClient,
 		HTTPHeader:   header,
 		Subprotocols: []string{agentproto.SubprotocolV2},
@@ -433,6 +624,7 @@ func (c *Client) hello(ctx context.Context, cn *conn) (*agentproto.Message, outc
 	err := cn.write(agentproto.Message{
 		Type: agentproto.TypeHello, ID: "hello",
 		AgentVersion: cmp.Or(c.cfg.AgentVersion, "dev"), OS: c.cfg.OS, Metadata: c.cfg.Metadata, Region: c.cfg.Region,
+		Instance: c.instance,
 	})
 	if err != nil {
 		return nil, lost, err
@@ -472,15 +664,31 @@ func (c *Client) hello(ctx context.Context, cn *conn) (*agentproto.Message, outc
 
 // serve binds the tunnels, then keeps the session: heartbeats both ways, bind answers and
 // commands.
-func (c *Client) serve(ctx context.Context, cn *conn, welcome *agentproto.Message) (outcome, bool, error) {
+func (c *Client) serve(ctx context.Context, cn *conn, welcome *agentproto.Message, sl slot) (outcome, bool, error) {
 	sessionID := welcome.SessionID
-	log := c.log.With(zap.String("session_id", sessionID))
+	log := sl.log.With(zap.String("session_id", sessionID))
 	first := false
+	held := Connection{Replica: welcome.Replica, SessionID: sessionID, Ready: len(c.cfg.Tunnels) == 0}
+	var yield chan struct{} // nil for the first session, which never yields
 	c.update(func(s *State) {
-		s.Sessions++
-		first = s.Sessions == 1
-		s.SessionID, s.Ready = sessionID, len(c.cfg.Tunnels) == 0
+		if sl.n == 0 {
+			s.Sessions++
+			first = s.Sessions == 1
+			s.SessionID, s.Ready = sessionID, held.Ready
+			for _, x := range s.Connections {
+				if ch := c.yield[x.slot]; x.slot > 0 && x.Replica == held.Replica && ch != nil {
+					close(ch)
+					delete(c.yield, x.slot)
+				}
+			}
+		} else {
+			yield = make(chan struct{})
+			c.yield[sl.n] = yield
+		}
+		s.setConnection(sl.n, &held)
 	})
+	// Once the session counts as held, so that no extra session picks its replica.
+	c.noteReplicas(welcome.Replicas)
 	interval := time.Duration(welcome.HeartbeatMillis) * time.Millisecond
 	if interval <= 0 {
 		interval = DefaultHeartbeat
@@ -518,6 +726,9 @@ func (c *Client) serve(ctx context.Context, cn *conn, welcome *agentproto.Messag
 			return ended, true, ctx.Err()
 		case err := <-cn.readErr:
 			return lost, true, err
+		case <-yield:
+			_ = cn.ws.Close(websocket.StatusNormalClosure, "replica held by another session")
+			return lost, true, fmt.Errorf("the agent's first session reached replica %s too", held.Replica)
 		case <-silence.C:
 			_ = cn.ws.CloseNow()
 			return lost, true, fmt.Errorf("the server was silent for %s", Silence*interval)
@@ -531,6 +742,7 @@ func (c *Client) serve(ctx context.Context, cn *conn, welcome *agentproto.Messag
 			silence.Reset(Silence * interval)
 			switch m.Type {
 			case agentproto.TypeHeartbeat:
+				c.noteReplicas(m.Replicas)
 				if err := cn.write(agentproto.Message{Type: agentproto.TypeHeartbeatAck, ID: m.ID}); err != nil {
 					return lost, true, err
 				}
@@ -559,6 +771,11 @@ func (c *Client) serve(ctx context.Context, cn *conn, welcome *agentproto.Messag
 					continue
 				}
 				c.update(func(s *State) {
+					held.Ready = true
+					s.setConnection(sl.n, &held)
+					if sl.n > 0 {
+						return
+					}
 					s.Ready, s.Refused, s.Tunnels = true, slices.Clone(refused), nil
 					for _, t := range bound {
 						if t != nil {

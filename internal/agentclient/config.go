@@ -23,6 +23,9 @@ const (
 	DefaultHandshakeTimeout = 30 * time.Second
 	// DefaultHeartbeat is used when the server's Welcome names no interval.
 	DefaultHeartbeat = 10 * time.Second
+	// MaxConnections bounds Config.Connections: each session holds a socket and its tunnels
+	// on a replica.
+	MaxConnections = 16
 )
 
 // Protos are the tunnel protocols an agent may ask for.
@@ -44,6 +47,13 @@ type Config struct {
 
 	// Tunnels are bound, in this order, in every session.
 	Tunnels []TunnelConfig
+
+	// Connections is how many sessions the agent keeps at once, each on another replica,
+	// each binding every tunnel (0 means 1, at most MaxConnections): the first through
+	// ServerURL, the others at the addresses that the replicas advertise
+	// (agentproto.Replica), so that a replica of several behind one load balancer finds a
+	// tunnel of its own. Replicas that advertise none are reached through ServerURL only.
+	Connections int
 
 	Logger     *zap.Logger  // default: no logs
 	HTTPClient *http.Client // default http.DefaultClient; its Timeout must be 0 (the connection lives on)
@@ -139,6 +149,10 @@ func (cfg Config) withDefaults() (Config, string, error) {
 			return cfg, "", fmt.Errorf("tunnel %d: %w", i+1, err)
 		}
 	}
+	if cfg.Connections < 0 || cfg.Connections > MaxConnections {
+		return cfg, "", fmt.Errorf("connections %d is not between 1 and %d", cfg.Connections, MaxConnections)
+	}
+	cfg.Connections = max(cfg.Connections, 1)
 	if cfg.OS == "" {
 		cfg.OS = runtime.GOOS
 	}

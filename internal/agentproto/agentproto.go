@@ -55,6 +55,15 @@ const (
 	CommandUpdate  = "update"  // update within the major version, if one exists
 )
 
+// MaxInstance bounds Message.Instance.
+const MaxInstance = 64
+
+// Replica is a live server replica and the base URL at which agents reach it directly.
+type Replica struct {
+	ID  string `json:"id"`
+	URL string `json:"url"`
+}
+
 // Message is every message: Type says which members are set.
 type Message struct {
 	Type string `json:"type"`
@@ -65,9 +74,20 @@ type Message struct {
 	OS           string `json:"os,omitempty"`
 	Metadata     string `json:"metadata,omitempty"`
 	Region       string `json:"region,omitempty"`
+	// Instance names one agent process across the sessions it holds at once, one per
+	// replica (at most MaxInstance bytes of [A-Za-z0-9_-]): the tunnels one instance binds
+	// on several of its sessions share their hostnames and addresses, which stay taken for
+	// any other agent. "" (an older agent) shares nothing.
+	Instance string `json:"instance,omitempty"`
 
 	// Welcome (server → agent).
 	SessionID string `json:"session_id,omitempty"`
+	// Replica is the server replica that holds the session.
+	Replica string `json:"replica,omitempty"`
+	// Replicas are the live replicas that agents may reach directly (each with its agent
+	// address), in Welcome and in the server's Heartbeat: an agent keeping sessions on
+	// several replicas dials those it holds none on.
+	Replicas []Replica `json:"replicas,omitempty"`
 	// HeartbeatMillis is how often each side must hear from the other, in milliseconds;
 	// after three
 	// intervals of silence the peer is taken for dead.

@@ -54,6 +54,7 @@ const (
 	Endpoint                = "ep_"
 	AgentCommand            = "agcmd_" // not in §11: a session command on its way between replicas
 	AgentReplica            = "agrep_" // not in §11: a replica's liveness lease over the sessions it holds
+	AgentBind               = "agbnd_" // not in §11: a hostport held by one agent instance's tunnels
 	// ACMEItem and ACMELock: not in §11, the ACME client's storage; their bodies are a hash
 	// of the item's key or the lock's name, so that replicas agree on them without a lookup.
 	ACMEItem = "acmei_"
