@@ -14,10 +14,12 @@ import (
 
 // The bound within which a change made through one replica is in force on the others: one
 // poll of the routing revision at the production interval (DESIGN.md, "Snapshot"), plus
-// slack for the rebuild and the request on a loaded machine.
+// slack for the rebuild's reads of the store and the request, which take hundreds of
+// milliseconds each on a loaded test machine. It is there to catch a replica that does not
+// follow the snapshot (one that waits for another loop, a minute say), not to time the poll.
 const (
 	productionPoll = 500 * time.Millisecond
-	boundSlack     = 500 * time.Millisecond
+	boundSlack     = time.Second
 )
 
 // TestChangesReachEveryReplicaWithinAPoll: replicas B and C (edges on stores of their own,
@@ -89,7 +91,7 @@ func TestChangesReachEveryReplicaWithinAPoll(t *testing.T) {
 
 // inForce makes a change through replica A, then watches each other replica (observe) for
 // a poll past the bound: each observation is before (the old configuration) or after (the
-// new one), and none that starts past the bound is before.
+// new one); none is before once one was after, or when it starts past the bound.
 func inForce(t *testing.T, what string, change func(), others map[string]*env, observe func(*env) func() string, before, after string) {
 	t.Helper()
 	change()
@@ -106,7 +108,10 @@ func inForce(t *testing.T, what string, change func(), others map[string]*env, o
 					if first.IsZero() {
 						first = start
 					}
-				case got == before && start.Before(bound):
+				case got == before && first.IsZero() && start.Before(bound):
+				case got == before && !first.IsZero():
+					t.Errorf("%s: replica %s served the old configuration again, %s after the new one", what, name, start.Sub(first).Round(time.Millisecond))
+					return
 				case got == before:
 					t.Errorf("%s: replica %s served the old configuration %s after the change", what, name, start.Sub(changed).Round(time.Millisecond))
 					return
