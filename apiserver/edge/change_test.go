@@ -70,6 +70,27 @@ func TestChangeWhileTrafficFlows(t *testing.T) {
 // (as two server processes): a change made through one process's API reaches the other
 // edge by its poll of the routing revision.
 func TestOtherReplicaSeesChange(t *testing.T) {
+	srv, replicaStore := onPostgres(t)
+	local := newEnvOn(t, srv)
+	remote := newEnvOnStore(t, srv, replicaStore(), noAgents{}) // no agent connects to the other replica
+	remote.ca = local.ca
+	before, after := local.fixed("before"), local.fixed("after")
+	edgeID, routeID := local.httpsEdge("replica.example.test", before, nil)
+	// Until its poll, the other replica knows neither the name nor its certificate: it
+	// closes the connection.
+	waitFor(t, "the other replica serves the edge", func() bool { return remote.tryGet("https://replica.example.test/") == "before" })
+	local.api("PATCH", "/edges/https/"+edgeID+"/routes/"+routeID, map[string]any{"backend": map[string]any{"backend_id": after}})
+	if _, body, _ := local.get(local.client(), "https://replica.example.test/"); body != "after" {
+		t.Fatalf("the replica that made the change: %q", body)
+	}
+	waitFor(t, "the other replica sees the change", func() bool { return remote.tryGet("https://replica.example.test/") == "after" })
+}
+
+// onPostgres starts an API server on a new PostgreSQL database, and returns it with a
+// function that opens another store on that database, as another replica's process does
+// (closed when the test ends).
+func onPostgres(t *testing.T) (*apiservertest.Server, func() store.Store) {
+	t.Helper()
 	dsn := pgcluster.Database(t)
 	srv := apiservertest.StartOn(t, func(ctx context.Context, seal sqlstore.Option) (store.Store, error) {
 		return postgres.Open(ctx, dsn, seal)
@@ -82,25 +103,15 @@ func TestOtherReplicaSeesChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := postgres.Open(t.Context(), dsn, sqlstore.WithKeys(keys))
-	if err != nil {
-		t.Fatal(err)
+	return srv, func() store.Store {
+		t.Helper()
+		other, err := postgres.Open(t.Context(), dsn, sqlstore.WithKeys(keys))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { other.Close() })
+		return other
 	}
-	t.Cleanup(func() { other.Close() })
-
-	local := newEnvOn(t, srv)
-	remote := newEnvOnStore(t, srv, other, noAgents{}) // no agent connects to the other replica
-	remote.ca = local.ca
-	before, after := local.fixed("before"), local.fixed("after")
-	edgeID, routeID := local.httpsEdge("replica.example.test", before, nil)
-	// Until its poll, the other replica knows neither the name nor its certificate: it
-	// closes the connection.
-	waitFor(t, "the other replica serves the edge", func() bool { return remote.tryGet("https://replica.example.test/") == "before" })
-	local.api("PATCH", "/edges/https/"+edgeID+"/routes/"+routeID, map[string]any{"backend": map[string]any{"backend_id": after}})
-	if _, body, _ := local.get(local.client(), "https://replica.example.test/"); body != "after" {
-		t.Fatalf("the replica that made the change: %q", body)
-	}
-	waitFor(t, "the other replica sees the change", func() bool { return remote.tryGet("https://replica.example.test/") == "after" })
 }
 
 // waitFor polls cond until it holds; a minute bounds a hung test (no speed is asserted).

@@ -118,10 +118,11 @@ func shortLease(o *apiserver.Options) {
 	o.Agents.Heartbeat, o.Agents.ReplicaLease = 20*time.Millisecond, 200*time.Millisecond
 }
 
-// sweepOften is the options of the replicas that live: they sweep often, and their
-// agents, silent for three heartbeats before they are cut, have time to answer on a busy
-// machine.
-func sweepOften(o *apiserver.Options) { o.Agents.Heartbeat = 100 * time.Millisecond }
+// sweepOften is the options of the replicas that live: they sweep every second. Not more
+// often: the heartbeat also sets their own lease (three heartbeats), how long their agents
+// may be silent and how long a hello or a message may take, which a loaded machine's store
+// and scheduler outlast at 100 ms (their agents' sessions were then cut or swept).
+func sweepOften(o *apiserver.Options) { o.Agents.Heartbeat = time.Second }
 
 // TestHolderDiesWhileTrafficFlows: replica A, which holds the agent, dies (its plane stops
 // as a crashed process's would, its link closes) while visitors reach the agent through B:

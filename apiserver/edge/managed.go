@@ -23,9 +23,11 @@ type ManagedCertificates interface {
 // acmeTLSALPN is the protocol a TLS-ALPN-01 validation offers, alone (RFC 8737).
 const acmeTLSALPN = "acme-tls/1"
 
-// certificate is the certificate host is served with: its uploaded one, else its managed one.
+// certificate is the certificate host is served with: its uploaded one, else its managed one
+// while the snapshot has its policy (the ACME client forgets a domain released or no longer
+// managed only at its next sync).
 func (e *Edge) certificate(s *Snapshot, host string) *tls.Certificate {
-	if cert := s.certificate(host); cert != nil || e.opts.Managed == nil {
+	if cert := s.certificate(host); cert != nil || e.opts.Managed == nil || !s.isManaged(host) {
 		return cert
 	}
 	return e.opts.Managed.Certificate(host)

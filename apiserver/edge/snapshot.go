@@ -28,6 +28,7 @@ import (
 type Snapshot struct {
 	Revision int64
 	certs    map[string]*tls.Certificate // reserved domain (a name or "*.parent") -> its uploaded certificate
+	managed  map[string]bool             // reserved domains with a management policy and no uploaded certificate
 	sites    map[string]*site            // hostname of an HTTPS or TLS edge's hostport -> the edge
 	tcp      map[string]*tcpEdge         // hostport of a reserved address -> the TCP edge on it
 	addrs    map[int]string              // port of every reserved address -> its hostport (the TCP listeners)
@@ -109,7 +110,7 @@ func (o *objects) doc(id, kind, account string, v any) error {
 // across snapshots (circuit breakers) is taken over from prev, nil for the first; rt is
 // what the traffic policies of every snapshot share.
 func compile(rev int64, objs *objects, log *zap.Logger, prev *Snapshot, rt policyRuntime) *Snapshot {
-	s := &Snapshot{Revision: rev, certs: map[string]*tls.Certificate{}, sites: map[string]*site{},
+	s := &Snapshot{Revision: rev, certs: map[string]*tls.Certificate{}, managed: map[string]bool{}, sites: map[string]*site{},
 		tcp: map[string]*tcpEdge{}, addrs: map[int]string{}, accounts: map[string]*accountRules{}}
 	c := &compiler{objs: objs, log: log, breakers: map[breakerKey]*circuitBreaker{}, policyRuntime: rt, saml: map[string]*samlRoute{}}
 	if prev != nil {
@@ -118,8 +119,14 @@ func compile(rev int64, objs *objects, log *zap.Logger, prev *Snapshot, rt polic
 	s.saml = c.saml
 	for _, o := range objs.byKind[kinds.ReservedDomain] {
 		var d api.ReservedDomain
-		if err := json.Unmarshal(o.Doc, &d); err != nil || d.Certificate == nil {
-			continue // no uploaded certificate: managed certificates come later
+		if err := json.Unmarshal(o.Doc, &d); err != nil {
+			continue
+		}
+		if d.Certificate == nil {
+			if d.CertificateManagementPolicy != nil {
+				s.managed[strings.ToLower(d.Domain)] = true
+			}
+			continue
 		}
 		cert, err := c.certificate(d.Certificate.ID, o.AccountID)
 		if err != nil {
@@ -333,6 +340,16 @@ func (s *Snapshot) lookupSite(host string) *site {
 		return s.sites["*."+parent]
 	}
 	return nil
+}
+
+// isManaged reports whether host's certificate is a managed one: its reserved domain, else
+// the wildcard reservation of its parent, has a management policy.
+func (s *Snapshot) isManaged(host string) bool {
+	if s.managed[host] {
+		return true
+	}
+	_, parent, ok := strings.Cut(host, ".")
+	return ok && s.managed["*."+parent]
 }
 
 // certificate finds the uploaded certificate for host: its reserved domain's, else the

@@ -1,17 +1,11 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"maps"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -60,56 +54,10 @@ func testEventSurvivesKill9(t *testing.T, env map[string]string) {
 		"WARREN_EVENT_LEASE":                "2s",
 		"WARREN_RATE_LIMIT":                 "0",
 	})
-	cmd := exec.Command(os.Args[0], "-test.run=^TestKilledServerHelper$", "-test.timeout=60s")
-	cmd.Env = append(os.Environ(), killHelperEnv+"=1")
-	for k, v := range env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	addr := make(chan string, 1)
-	go func() {
-		for lines := bufio.NewScanner(stderr); lines.Scan(); {
-			var line map[string]any
-			if json.Unmarshal(lines.Bytes(), &line) == nil && line["msg"] == "listening" {
-				addr <- line["address"].(string)
-			}
-		}
-	}()
-	var base string
-	select {
-	case a := <-addr:
-		base = "http://" + a
-	case <-time.After(guard):
-		t.Fatal("the server process did not listen")
-	}
+	proc := startProcess(t, env)
+	base := "http://" + proc.addr
 	send := func(base, method, path string, body any) (int, map[string]any, error) {
-		var r io.Reader
-		if body != nil {
-			data, _ := json.Marshal(body)
-			r = bytes.NewReader(data)
-		}
-		req, _ := http.NewRequest(method, base+path, r)
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("Service-Version", "2")
-		if body != nil {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return 0, nil, err
-		}
-		defer resp.Body.Close()
-		var out map[string]any
-		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-			return 0, nil, err // a body cut off by the kill
-		}
-		return resp.StatusCode, out, nil
+		return apiCall(base, token, method, path, body)
 	}
 	call := func(base, method, path string, body any) map[string]any {
 		t.Helper()
@@ -158,13 +106,8 @@ func testEventSurvivesKill9(t *testing.T, env map[string]string) {
 	case <-time.After(guard):
 		t.Fatal("the clients did not get 40 creates acknowledged")
 	}
-	if err := cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
+	proc.kill9(t)
 	clients.Wait()
-	if err := cmd.Wait(); err == nil || !strings.Contains(err.Error(), "killed") {
-		t.Fatalf("the server process did not die by SIGKILL: %v", err)
-	}
 	if got := fake.Kinesis.Payloads(); len(got) != 0 {
 		t.Fatalf("delivered before the crash: %s", got)
 	}

@@ -58,7 +58,8 @@ func newTestCA(t *testing.T) *testCA {
 	return &testCA{cert: cert, key: key, pool: pool}
 }
 
-// issue returns the PEM of a new server certificate for 127.0.0.1 named cn, and of its key.
+// issue returns the PEM of a new server certificate for 127.0.0.1 and the host name cn,
+// and of its key.
 func (ca *testCA) issue(t *testing.T, cn string) (certPEM, keyPEM []byte) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -74,6 +75,7 @@ func (ca *testCA) issue(t *testing.T, cn string) (certPEM, keyPEM []byte) {
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
+		DNSNames:     []string{cn},
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, key.Public(), ca.key)
 	if err != nil {
