@@ -28,7 +28,7 @@ import (
 )
 
 // pebble is an ACME CA in-process: its directory URL, the roots that reach it, the root
-// its certificates chain to, and how many orders it was sent.
+// its certificates chain to, and how many orders it created.
 type pebble struct {
 	directory string
 	roots     *x509.CertPool
@@ -53,10 +53,18 @@ func startPebble(t *testing.T, httpPort, tlsPort int, resolver string, validity 
 	var newOrder atomic.Pointer[string]
 	handler := front.Handler()
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if u := newOrder.Load(); u != nil && r.Method == http.MethodPost && r.URL.Path == *u {
+		u := newOrder.Load()
+		if u == nil || r.Method != http.MethodPost || r.URL.Path != *u {
+			handler.ServeHTTP(w, r)
+			return
+		}
+		// Pebble rejects 5% of good nonces as bad, and the client sends the order again:
+		// only a 201 is an order.
+		rec := &statusRecorder{ResponseWriter: w}
+		handler.ServeHTTP(rec, r)
+		if rec.status == http.StatusCreated {
 			p.orders.Add(1)
 		}
-		handler.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
 	p.directory = srv.URL + wfe.DirectoryPath
@@ -78,6 +86,17 @@ func startPebble(t *testing.T, httpPort, tlsPort int, resolver string, validity 
 	}
 	newOrder.Store(&u.Path)
 	return p
+}
+
+// statusRecorder notes the status of the response it writes.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(status int) {
+	r.status = status
+	r.ResponseWriter.WriteHeader(status)
 }
 
 // managedEnv is a real API server, its edge with a Manager, Warren's DNS server, and Pebble

@@ -63,7 +63,7 @@ func TestReplicasRaceForOneDomain(t *testing.T) {
 		t.Fatalf("the replicas serve different certificates: serials %s and %s", certA.SerialNumber, certB.SerialNumber)
 	}
 	if n := m.pebble.orders.Load(); n != 1 {
-		t.Fatalf("Pebble was sent %d orders, want 1", n)
+		t.Fatalf("Pebble created %d orders, want 1", n)
 	}
 	if s := m.status(t, id); s.ProvisioningJob != nil || s.RenewsAt == nil || *s.RenewsAt != renewsAt(certA) {
 		t.Fatalf("status %+v (renews_at %v), want renews_at %s", s, s.RenewsAt, renewsAt(certA))
@@ -92,7 +92,7 @@ func TestReplicaAnswersAnotherReplicasValidation(t *testing.T) {
 				t.Fatalf("replica B serves no certificate: %v", err)
 			}
 			if n := m.pebble.orders.Load(); n != 1 {
-				t.Fatalf("Pebble was sent %d orders, want 1", n)
+				t.Fatalf("Pebble created %d orders, want 1", n)
 			}
 		})
 	}
