@@ -23,6 +23,7 @@ import (
 	"github.com/warrenhq/terraform-provider-warren/apiserver/events"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/traffic"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
@@ -105,6 +106,8 @@ type Server struct {
 	outage         *outage                      // the store being unreachable, logged once
 	saml           atomic.Pointer[http.Handler] // the edge's SAML service provider (saml.go)
 	link           *clusterLink                 // nil without Options.Agents.Link (cluster_link.go)
+	traffic        *traffic.Recorder            // the traffic of this process's edge (traffic.go)
+	stopTraffic    func()
 }
 
 // New builds the API server and bootstraps an empty store with one account, its admin user
@@ -195,6 +198,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	m.register(s)
 	s.events.Start()
+	s.startTraffic()
 	return s, nil
 }
 
@@ -242,6 +246,7 @@ func (s *Server) Close() error {
 		s.link.server.Close()
 	}
 	s.agents.Close()
+	s.stopTraffic()
 	s.events.Close()
 	return nil
 }

@@ -59,6 +59,10 @@ const (
 	// the locks that keep replicas from ordering a certificate twice.
 	ACMEItem = "acme_item"
 	ACMELock = "acme_lock"
+
+	// TrafficMinute is one replica's traffic of one edge (its parent) or route in one minute,
+	// which GET <edge>/{id}/traffic sums over the replicas.
+	TrafficMinute = "traffic_minute"
 )
 
 // Routing are the kinds the traffic plane's routing snapshot is compiled from: a write of
