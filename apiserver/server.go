@@ -20,6 +20,7 @@ import (
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/aftercommit"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/agentplane"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/console"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/events"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
@@ -68,6 +69,8 @@ type Options struct {
 	Events events.Options
 	// Agents configure the agent plane (GET /agent/connect).
 	Agents agentplane.Options
+	// Console serves the web console under /console/ (package console), a client of this API.
+	Console bool
 }
 
 // AddrPool is the range of TCP addresses (host:port) the server assigns to reserved addresses.
@@ -187,6 +190,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	s.bootstrapToken = token
 	s.handler = s.routes()
+	if opts.Console {
+		s.handler = console.Mount(s.handler)
+	}
 	if s.openAPI, err = s.openAPIDocument(); err != nil {
 		return nil, fmt.Errorf("apiserver: OpenAPI document: %w", err)
 	}
