@@ -210,7 +210,7 @@ func TestConsoleStopsAnAgentSession(t *testing.T) {
 func TestConsoleShowsADeliverysState(t *testing.T) {
 	b := startBrowser(t, func(o *apiserver.Options) { o.Events.Workers = -1 }) // no sender: the delivery stays pending
 	dest := b.api("POST", "/event_destinations", map[string]any{"format": "JSON", "target": map[string]any{"data_stream": map[string]any{
-		"auth": map[string]any{"creds": map[string]any{"access_key_id": "AKIAEXAMPLE", "secret_access_key": "not-used"}},
+		"auth":       map[string]any{"creds": map[string]any{"access_key_id": "AKIAEXAMPLE", "secret_access_key": "not-used"}},
 		"stream_arn": "arn:aws:kinesis:us-east-1:123456789012:stream/audit"}}})["id"].(string)
 	b.api("POST", "/event_subscriptions", map[string]any{"sources": []any{map[string]any{"type": "ip_policy_created.v0"}}, "destination_ids": []any{dest}})
 	b.api("POST", "/ip_policies", map[string]any{})
