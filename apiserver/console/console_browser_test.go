@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -90,21 +91,18 @@ func (b *browser) signIn(admin bool) {
 // waitText waits until the element sel shows want.
 func (b *browser) waitText(sel, want string) {
 	b.t.Helper()
-	js := `(() => { const e = document.querySelector(` + quote(sel) + `); return !!e && e.innerText.includes(` + quote(want) + `); })()`
+	b.waitShown(sel, want, true)
+}
+
+// waitShown waits until the element sel shows want (or, unless shows, exists without it).
+func (b *browser) waitShown(sel, want string, shows bool) {
+	b.t.Helper()
+	js := `(() => { const e = document.querySelector(` + quote(sel) + `); return !!e && e.innerText.includes(` + quote(want) + `) === ` + strconv.FormatBool(shows) + `; })()`
 	if _, err := chromedp.Run(b.ctx, chromedp.Poll[bool](js, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
 		b.screenshot("failed")
 		body, _ := chromedp.Run(b.ctx, chromedp.Text("body"))
-		b.t.Fatalf("%s never showed %q: %v; the page: %s", sel, want, err, body)
+		b.t.Fatalf("%s never showed %q (%v): %v; the page: %s", sel, want, shows, err, body)
 	}
-}
-
-func (b *browser) text(sel string) string {
-	b.t.Helper()
-	s, err := chromedp.Run(b.ctx, chromedp.Text(sel))
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	return s
 }
 
 // screenshot keeps what the browser shows as the test's output (go test -artifacts keeps
@@ -135,10 +133,10 @@ func TestConsoleFindsAnObjectWithAFilter(t *testing.T) {
 	b.do("open the credentials", chromedp.Click(`a[href="#/list?path=%2Fcredentials"]`), chromedp.WaitVisible("#filter"))
 	b.waitText("#results", db)
 	b.do("filter", chromedp.SendKeys("#filter", `obj.description.contains("web")`+"\r"))
-	b.waitText("h2", "credentials")
+	b.waitShown("#results", db, false) // the filtered page replaced the whole list
 	b.waitText("#results", web)
-	if got := b.text("#results"); strings.Contains(got, db) {
-		t.Fatalf("the filtered list still shows %s: %s", db, got)
+	if got, _ := chromedp.Run(b.ctx, chromedp.Value("#filter")); got != `obj.description.contains("web")` {
+		t.Fatalf("the filter box holds %q after the search", got)
 	}
 	b.screenshot("filter")
 }

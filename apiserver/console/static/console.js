@@ -227,7 +227,7 @@ function shape(hostports, paths, tunnels) {
   const box = (col, row, text, color) => {
     const x = col * (W + GAP) + 1, y = 24 + row * (H + VGAP);
     g.append(svg("rect", { x, y, width: W, height: H, rx: 5, fill: "#fff", stroke: color || "#1f5fbf" }),
-      svg("text", { x: x + 8, y: y + 21, fill: color || "#1d2330", "font-size": 12 }, svg("title", {}, text), text.length > 28 ? text.slice(0, 27) + "…" : text));
+      svg("text", { x: x + 8, y: y + 21, fill: color || "#1d2330", "font-size": 12 }, svg("title", {}, text), text.length > 26 ? text.slice(0, 25) + "…" : text));
     return { x, y };
   };
   const line = (a, b) => g.insertBefore(svg("line", { x1: a.x + W, y1: a.y + H / 2, x2: b.x, y2: b.y + H / 2, stroke: "#8a93a5" }), g.firstChild);
@@ -300,7 +300,8 @@ async function agentsView() {
       const command = name => el("button", { type: "button", class: name === "stop" ? "danger" : "", id: name + "-" + s.id,
         onclick: () => confirmThen(`${name === "stop" ? "Stop" : "Restart"} the agent session ${s.id} (${s.os}, ${s.ip})?`, async () => {
           await api("POST", "/tunnel_sessions/" + s.id + "/" + name, {});
-          setTimeout(agentsView, 300);
+          await sessionEnded(s.id);
+          agentsView();
         }) }, name === "stop" ? "Stop" : "Restart");
       return el("div", { class: "card session", id: "session-" + s.id },
         el("h3", {}, s.id), el("p", { class: "muted" }, `agent ${s.agent_version} on ${s.os}, ${s.ip}, since ${s.started_at}, region ${s.region}`),
@@ -310,6 +311,16 @@ async function agentsView() {
     });
     show(el("h2", {}, "Agents online"), cards.length ? cards : el("p", { class: "muted", id: "no-agents" }, "No agent is online."));
   } catch (e) { show(el("h2", {}, "Agents online"), errorView(e)); }
+}
+
+// sessionEnded waits (up to 10 s) until the server no longer lists a session that was told
+// to stop or restart: the agent answers before its session ends.
+async function sessionEnded(id) {
+  for (let i = 0; i < 40; i++) {
+    const data = await api("GET", "/tunnel_sessions?limit=100");
+    if (!(data.tunnel_sessions || []).some(s => s.id === id)) return;
+    await new Promise(done => setTimeout(done, 250));
+  }
 }
 
 // confirmThen asks in a modal dialog (Escape or Cancel keeps things as they are).
