@@ -1,13 +1,20 @@
 package edge_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"testing"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apiservertest"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/edge"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store/postgres"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store/postgres/pgcluster"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sealing"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sqlstore"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 )
 
@@ -70,5 +77,78 @@ func getTraffic(t *testing.T, srv *apiservertest.Server, token, path string, sta
 		if err := json.Unmarshal(body, out); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// Two replicas of one PostgreSQL database each serve part of an edge's traffic; either
+// replica's API answers the sum. Replica B's minutes are written when it closes.
+func TestTrafficAcrossReplicas(t *testing.T) {
+	dsn := pgcluster.Database(t)
+	a := apiservertest.StartOn(t, func(ctx context.Context, seal sqlstore.Option) (store.Store, error) {
+		return postgres.Open(ctx, dsn, seal)
+	}, apiservertest.NoRateLimit, belowEphemeralPorts)
+	key, err := sealing.ParseKey(a.SecretKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := sealing.NewKeyring(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := postgres.Open(t.Context(), dsn, sqlstore.WithKeys(keys))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	opts := apiserver.Options{Store: st, BaseURL: a.URL, Events: apiserver.EventOptions{Workers: -1}}
+	apiservertest.NoRateLimit(&opts)
+	b, err := apiserver.New(t.Context(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := false
+	t.Cleanup(func() {
+		if !closed {
+			_ = b.Close()
+		}
+	})
+
+	envA := newEnvOn(t, a, func(o *edge.Options) { o.Traffic = a.TrafficRecorder() })
+	envB := newEnvOnStore(t, a, st, b.EdgeTunnels(), func(o *edge.Options) { o.Traffic = b.TrafficRecorder() })
+	envB.ca = envA.ca
+	ok := envA.create("/backends/http_response", map[string]any{"status_code": 200, "body": "ok"})
+	edgeID, _ := envA.httpsEdge("replicas.example.test", ok, nil)
+	served := 0 // by B: requests to a host B does not know yet are not an edge's traffic
+	apiservertest.WaitUntil(t, "replica B serves the edge", func() bool {
+		resp, err := envB.client().Get("https://replicas.example.test/") // fails while B has no certificate for it
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		if resp.StatusCode == 200 {
+			served++
+		}
+		return resp.StatusCode == 200
+	})
+	for range 2 {
+		envA.get(envA.client(), "https://replicas.example.test/")
+	}
+	envB.get(envB.client(), "https://replicas.example.test/")
+	served += 3
+	a.FlushTraffic(t)
+	closed = true
+	if err := b.Close(); err != nil { // writes B's minutes
+		t.Fatal(err)
+	}
+
+	var got api.Traffic
+	getTraffic(t, a, a.APIKey, "/edges/https/"+edgeID+"/traffic", 200, &got)
+	var requests, ok2xx int64
+	for _, bk := range got.Buckets {
+		requests += bk.Requests
+		ok2xx += bk.Status.S2xx
+	}
+	if requests != int64(served) || ok2xx != requests {
+		t.Fatalf("the edge's hour: %d requests, %d 2xx; want the %d that A and B served", requests, ok2xx, served)
 	}
 }
