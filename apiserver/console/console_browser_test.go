@@ -123,15 +123,23 @@ func (b *browser) screenshot(name string) {
 
 func quote(s string) string { q, _ := json.Marshal(s); return string(q) }
 
-// A user signs in, opens a family's list and finds one object with a CEL filter typed and
-// submitted from the keyboard.
+// A user signs in, opens a family's list, pages through it, and finds one object with a CEL
+// filter typed and submitted from the keyboard.
 func TestConsoleFindsAnObjectWithAFilter(t *testing.T) {
 	b := startBrowser(t)
 	web := b.api("POST", "/credentials", map[string]any{"description": "web servers"})["id"].(string)
 	db := b.api("POST", "/credentials", map[string]any{"description": "database"})["id"].(string)
+	var newest string
+	for range 20 { // a page is 20: web and db, the oldest, are on the second
+		newest = b.api("POST", "/credentials", map[string]any{"description": "filler"})["id"].(string)
+	}
 	b.signIn(false)
 	b.do("open the credentials", chromedp.Click(`a[href="#/list?path=%2Fcredentials"]`), chromedp.WaitVisible("#filter"))
+	b.waitText("#results", newest)
+	b.waitShown("#results", db, false)
+	b.do("next page", chromedp.Click("#next-page"))
 	b.waitText("#results", db)
+	b.waitShown("#results", newest, false)
 	b.do("filter", chromedp.SendKeys("#filter", `obj.description.contains("web")`+"\r"))
 	b.waitShown("#results", db, false) // the filtered page replaced the whole list
 	b.waitText("#results", web)
