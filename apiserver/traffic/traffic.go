@@ -125,9 +125,17 @@ func rowID(replica string, k key) string {
 
 // Flush writes the minutes counted since the last Flush, in one write transaction, and
 // deletes the rows of their edges that fell out of the window (any replica's, so that the
-// rows of a replica gone are deleted too). On error the minutes stay to be written next time.
+// rows of a replica gone are deleted too). On error the minutes stay to be written next time,
+// until they fall out of the window themselves.
 func (r *Recorder) Flush(ctx context.Context, st store.Store) error {
+	oldest := r.now().UTC().Add(-Window-time.Minute).Unix() / 60
 	r.mu.Lock()
+	for k := range r.minutes { // not written while the store was down, and no longer read
+		if k.minute < oldest {
+			delete(r.minutes, k)
+			delete(r.dirty, k)
+		}
+	}
 	rows := map[key]minute{}
 	for k := range r.dirty {
 		m := *r.minutes[k]

@@ -1,6 +1,8 @@
 package traffic
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"sync"
@@ -165,6 +167,39 @@ func TestWindow(t *testing.T) {
 		}
 		if live.Flush(t.Context(), st) != nil || len(live.dirty) != 0 {
 			t.Fatalf("%d minutes still to write after a flush", len(live.dirty))
+		}
+	})
+}
+
+// failingStore refuses every write, as a store that is down.
+type failingStore struct{ store.Store }
+
+func (failingStore) Write(context.Context, func(store.Tx) error) error { return errors.New("down") }
+
+// Minutes that could not be written are kept for the next flush, but not beyond the window:
+// a long outage does not grow the recorder.
+func TestOutageBoundsMemory(t *testing.T) {
+	onEachStore(t, func(t *testing.T, st *sqlstore.Store) {
+		c := &clock{now: time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)}
+		r := NewRecorder("a", c.Now)
+		r.Request("acct_1", "edghts_1", "", 200, time.Millisecond, 0, 0)
+		if err := r.Flush(t.Context(), failingStore{st}); err == nil {
+			t.Fatal("a flush to a store that is down succeeded")
+		}
+		c.Add(time.Minute)
+		r.Request("acct_1", "edghts_1", "", 200, time.Millisecond, 0, 0)
+		if err := r.Flush(t.Context(), st); err != nil {
+			t.Fatal(err)
+		}
+		if got := read(t, st, "edghts_1", "", c.Now()); got.Buckets[58].Requests != 1 || got.Buckets[59].Requests != 1 {
+			t.Fatalf("after the outage: %d and %d requests, want the minute kept through it and the next", got.Buckets[58].Requests, got.Buckets[59].Requests)
+		}
+		r.Request("acct_1", "edghts_2", "", 200, time.Millisecond, 0, 0)
+		_ = r.Flush(t.Context(), failingStore{st})
+		c.Add(Window + 2*time.Minute)
+		_ = r.Flush(t.Context(), failingStore{st})
+		if len(r.minutes) != 0 || len(r.dirty) != 0 {
+			t.Fatalf("%d minutes kept beyond the window", len(r.minutes))
 		}
 	})
 }
