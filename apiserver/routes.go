@@ -73,6 +73,8 @@ func (s *Server) routes() http.Handler {
 		}
 	}
 
+	s.registerTraffic(mux)
+
 	mux.admin("POST /_admin/accounts", op{in: typeOf[api.AdminAccountCreate](), out: typeOf[api.AdminGrant](), status: created}, s.adminCreateAccount)
 	mux.admin("POST /_admin/accounts/{account_id}/users", op{in: typeOf[api.AdminUserCreate](), out: typeOf[api.AdminGrant](), status: created}, s.adminCreateUser)
 	mux.admin("GET /_admin/events", op{out: typeOf[api.Event](), list: "events", query: []string{"account_id"}}, s.adminEvents)

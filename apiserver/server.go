@@ -20,9 +20,11 @@ import (
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/aftercommit"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/agentplane"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/console"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/events"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/kinds"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/traffic"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
@@ -67,6 +69,8 @@ type Options struct {
 	Events events.Options
 	// Agents configure the agent plane (GET /agent/connect).
 	Agents agentplane.Options
+	// Console serves the web console under /console/ (package console), a client of this API.
+	Console bool
 }
 
 // AddrPool is the range of TCP addresses (host:port) the server assigns to reserved addresses.
@@ -105,6 +109,8 @@ type Server struct {
 	outage         *outage                      // the store being unreachable, logged once
 	saml           atomic.Pointer[http.Handler] // the edge's SAML service provider (saml.go)
 	link           *clusterLink                 // nil without Options.Agents.Link (cluster_link.go)
+	traffic        *traffic.Recorder            // the traffic of this process's edge (traffic.go)
+	stopTraffic    func()
 }
 
 // New builds the API server and bootstraps an empty store with one account, its admin user
@@ -184,6 +190,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	s.bootstrapToken = token
 	s.handler = s.routes()
+	if opts.Console {
+		s.handler = console.Mount(s.handler)
+	}
 	if s.openAPI, err = s.openAPIDocument(); err != nil {
 		return nil, fmt.Errorf("apiserver: OpenAPI document: %w", err)
 	}
@@ -195,6 +204,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	m.register(s)
 	s.events.Start()
+	s.startTraffic()
 	return s, nil
 }
 
@@ -243,6 +253,7 @@ func (s *Server) Close() error {
 		s.link.client.Close()
 	}
 	s.agents.Close()
+	s.stopTraffic()
 	s.events.Close()
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/edge"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/traffic"
 )
 
 // Edge is an edge serving the test server's configuration, with the server's agent plane
@@ -31,7 +32,7 @@ func (s *Server) EdgeTunnels() edge.Tunnels { return s.api.EdgeTunnels() }
 // /metrics. configure may change the options (a poll interval, allowed private backends).
 func (s *Server) StartEdge(t testing.TB, configure ...func(*edge.Options)) *Edge {
 	t.Helper()
-	e := startEdge(t, edge.Options{Store: s.Store, Tunnels: s.EdgeTunnels(), Registerer: s.api.MetricsRegisterer()}, configure)
+	e := startEdge(t, edge.Options{Store: s.Store, Tunnels: s.EdgeTunnels(), Registerer: s.api.MetricsRegisterer(), Traffic: s.api.TrafficRecorder()}, configure)
 	s.api.SetSAMLHandler(e.SAMLHandler())
 	return e
 }
@@ -75,6 +76,18 @@ func startEdge(t testing.TB, o edge.Options, configure []func(*edge.Options)) *E
 		wg.Wait()
 	})
 	return &Edge{Edge: e, HTTPS: https.Addr().String(), HTTP: plain.Addr().String()}
+}
+
+// TrafficRecorder counts the traffic of an edge for the server's GET <edge>/{id}/traffic
+// (edge.Options.Traffic; StartEdge sets it).
+func (s *Server) TrafficRecorder() *traffic.Recorder { return s.api.TrafficRecorder() }
+
+// FlushTraffic writes the traffic the edge counted so far, for GET <edge>/{id}/traffic.
+func (s *Server) FlushTraffic(t testing.TB) {
+	t.Helper()
+	if err := s.api.FlushTraffic(t.Context()); err != nil {
+		t.Fatalf("flush the traffic: %v", err)
+	}
 }
 
 // ServeCluster answers the other replicas' cluster links on ln (the server's options need

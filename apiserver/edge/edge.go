@@ -36,6 +36,7 @@ import (
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/edge/session"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/traffic"
 	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
 	"github.com/warrenhq/terraform-provider-warren/internal/netguard"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
@@ -118,6 +119,9 @@ type Options struct {
 	// AuthTimeout bounds each call to an identity provider: a token exchange, a user API
 	// call, an OIDC discovery (10 s).
 	AuthTimeout time.Duration
+	// Traffic counts the edges' and routes' traffic over time (GET <edge>/{id}/traffic);
+	// nil counts none.
+	Traffic *traffic.Recorder
 	// Managed serves the managed certificates of reserved domains that have no uploaded
 	// one, and the ACME challenges that obtain them; nil for none.
 	Managed ManagedCertificates

@@ -73,6 +73,7 @@ type visit struct {
 	client           netip.AddrPort
 	start            time.Time
 	edgeID, routeID  string
+	account          string // the edge's account, for its traffic; "" for an agent endpoint
 	code             string // the Warren error code of an error page, "" otherwise
 	bytesIn          int64
 	policyLog        map[string]any // what a traffic policy's log actions recorded

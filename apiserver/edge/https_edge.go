@@ -89,7 +89,7 @@ func (r *route) matches(path string) bool {
 
 // serveHTTPSEdge routes a request of an HTTPS edge and applies the route's modules.
 func (e *Edge) serveHTTPSEdge(w http.ResponseWriter, r *http.Request, s *Snapshot, edge *httpsEdge, v *visit) {
-	v.edgeID = edge.id
+	v.edgeID, v.account = edge.id, edge.accountID
 	switch {
 	case edge.err != nil:
 		e.page(w, v, http.StatusInternalServerError, errConfig, "The edge %s cannot serve: its configuration does not compile.", edge.id)

@@ -77,6 +77,7 @@ func (e *Edge) finish(r *http.Request, rec *recorder, v *visit) {
 	e.metrics.duration.WithLabelValues(edge, route).Observe(d.Seconds())
 	e.metrics.bytes.WithLabelValues(edge, route, "in").Add(float64(v.bytesIn))
 	e.metrics.bytes.WithLabelValues(edge, route, "out").Add(float64(rec.written))
+	e.opts.Traffic.Request(v.account, v.edgeID, v.routeID, rec.status, d, v.bytesIn, rec.written)
 	fields := []zap.Field{
 		zap.String("edge_id", v.edgeID), zap.String("route_id", v.routeID),
 		zap.String("host", v.hostport), zap.String("method", r.Method), zap.String("path", r.URL.Path),
@@ -93,8 +94,9 @@ func (e *Edge) finish(r *http.Request, rec *recorder, v *visit) {
 	e.log.Info("edge request", fields...)
 }
 
-// finishStream records one TCP or TLS connection.
-func (e *Edge) finishStream(edgeID, outcome string, in, out int64) {
+// finishStream records one TCP or TLS connection of an account's edge.
+func (e *Edge) finishStream(account, edgeID, outcome string, in, out int64) {
+	e.opts.Traffic.Connection(account, edgeID, in, out)
 	edge, _ := e.metrics.labels(edgeID, "")
 	e.metrics.streams.WithLabelValues(edge, outcome).Inc()
 	e.metrics.bytes.WithLabelValues(edge, "", "in").Add(float64(in))

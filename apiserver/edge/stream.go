@@ -16,6 +16,7 @@ import (
 // streamVisit is one TCP or TLS connection through an edge or agent endpoint.
 type streamVisit struct {
 	edgeID   string
+	account  string // the edge's account, for its traffic; "" for an agent endpoint
 	hostport string
 	client   netip.AddrPort
 	proto    string // of a stream to a tunnel without its own ("tcp", "tls")
@@ -45,13 +46,13 @@ func (e *Edge) serveStream(conn net.Conn, v streamVisit, ups []upstream) {
 		}
 		e.log.Info("edge stream refused", zap.String("edge_id", v.edgeID), zap.String("host", v.hostport),
 			zap.String("client_ip", v.client.Addr().String()), zap.Error(err))
-		e.finishStream(v.edgeID, "failed", 0, 0)
+		e.finishStream(v.account, v.edgeID, "failed", 0, 0)
 		return
 	}
 	defer up.Close()
 	start := time.Now()
 	in, out := e.pipe(conn, up)
-	e.finishStream(v.edgeID, "served", in, out)
+	e.finishStream(v.account, v.edgeID, "served", in, out)
 	fields := []zap.Field{zap.String("edge_id", v.edgeID), zap.String("host", v.hostport),
 		zap.String("client_ip", v.client.Addr().String()), zap.Duration("duration", time.Since(start)),
 		zap.Int64("bytes_in", in), zap.Int64("bytes_out", out)}
@@ -135,7 +136,7 @@ func (e *Edge) serveEndpointStream(s *Snapshot, conn net.Conn, t Tunnel, proto, 
 	v := streamVisit{edgeID: "endpoint", hostport: hostport, client: clientAddr(conn.RemoteAddr()), proto: proto}
 	_ = conn.SetDeadline(time.Time{})
 	if !e.endpointsAllowed(s, t.AccountID, v.client.Addr()) {
-		e.finishStream(v.edgeID, "refused", 0, 0)
+		e.finishStream("", v.edgeID, "refused", 0, 0)
 		conn.Close()
 		return
 	}

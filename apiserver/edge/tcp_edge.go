@@ -94,7 +94,7 @@ func (e *Edge) handleTCP(c net.Conn, port int) {
 	}
 	v := streamVisit{hostport: addr, client: clientAddr(c.RemoteAddr()), proto: "tcp", server: clientAddr(c.LocalAddr()), start: time.Now()}
 	if edge, ok := s.tcp[addr]; ok {
-		v.edgeID = edge.id
+		v.edgeID, v.account = edge.id, edge.accountID
 		if !e.streamAllowed(s, &edge.streamEdge, &v) {
 			c.Close()
 			return

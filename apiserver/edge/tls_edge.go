@@ -45,7 +45,7 @@ func (c *compiler) tlsEdge(o *store.Object) *tlsEdge {
 // serveTLSEdge serves one connection of a TLS edge; conn replays the ClientHello.
 func (e *Edge) serveTLSEdge(s *Snapshot, conn net.Conn, edge *tlsEdge, hello *tls.ClientHelloInfo) {
 	host := strings.ToLower(hello.ServerName)
-	v := streamVisit{edgeID: edge.id, hostport: host + ":443", client: clientAddr(conn.RemoteAddr()), proto: "tls",
+	v := streamVisit{edgeID: edge.id, account: edge.accountID, hostport: host + ":443", client: clientAddr(conn.RemoteAddr()), proto: "tls",
 		server: clientAddr(conn.LocalAddr()), start: time.Now(), sni: host, tlsOffered: highestVersion(hello)}
 	if !e.streamAllowed(s, &edge.streamEdge, &v) {
 		conn.Close()
@@ -62,7 +62,7 @@ func (e *Edge) serveTLSEdge(s *Snapshot, conn net.Conn, edge *tlsEdge, hello *tl
 		err := tc.HandshakeContext(ctx)
 		cancel()
 		if err != nil {
-			e.finishStream(edge.id, "refused", 0, 0)
+			e.finishStream(edge.accountID, edge.id, "refused", 0, 0)
 			conn.Close()
 			return
 		}
@@ -81,7 +81,7 @@ func (e *Edge) streamAllowed(s *Snapshot, se *streamEdge, v *streamVisit) bool {
 		ok = ok && step.allow(v)
 	}
 	if !ok {
-		e.finishStream(se.id, "refused", 0, 0)
+		e.finishStream(se.accountID, se.id, "refused", 0, 0)
 	}
 	return ok
 }

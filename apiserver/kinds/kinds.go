@@ -67,6 +67,10 @@ const (
 	// targets (acme-challenge.<domain base>), server-wide: what every replica's DNS server
 	// answers while a DNS-01 validation is under way.
 	ACMEChallengeRecord = "acme_challenge_record"
+
+	// TrafficMinute is one replica's traffic of one edge (its parent) or route in one minute,
+	// which GET <edge>/{id}/traffic sums over the replicas.
+	TrafficMinute = "traffic_minute"
 )
 
 // Routing are the kinds the traffic plane's routing snapshot is compiled from: a write of

@@ -167,7 +167,7 @@ func startEdge(ctx context.Context, cfg *edgeConfig, l *edgeListeners, db store.
 		managed = acme.NewManager(opts)
 	}
 	e, err := edge.New(ctx, edge.Options{
-		Store: db, Tunnels: srv.EdgeTunnels(), Registerer: srv.MetricsRegisterer(), Log: log.Named("edge"),
+		Store: db, Tunnels: srv.EdgeTunnels(), Registerer: srv.MetricsRegisterer(), Traffic: srv.TrafficRecorder(), Log: log.Named("edge"),
 		DialTimeout: cfg.dialTimeout, HandshakeTimeout: cfg.handshakeTimeout, IdleTimeout: cfg.idleTimeout,
 		ReadHeaderTimeout: cfg.readHeaderTimeout, ResponseHeaderTimeout: cfg.responseHeaderTimeout, AllowPrivate: cfg.allow,
 		SNSCerts: webhook.NewSNSCerts(cfg.snsCertHost, nil),

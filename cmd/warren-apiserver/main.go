@@ -149,7 +149,7 @@ type config struct {
 	rateLimit, maxConcurrentRequests                                 int
 	domainBase, tcpAddrHost, tcpAddrPorts, trustedProxies            string
 	readHeaderTimeout, readTimeout, writeTimeout, idleTimeout        time.Duration
-	showVersion                                                      bool
+	showVersion, console                                             bool
 	eventWorkers                                                     int
 	eventGiveUpAfter, eventRetention, eventMaxBackoff, eventLease    time.Duration
 	agentHeartbeat, agentCommandTimeout, agentReplicaLease           time.Duration
@@ -220,6 +220,7 @@ func newFlagSet() (fs *cliflags.Set, cfg *config) {
 	str(&e.STS, "event-endpoint-sts", "WARREN_EVENT_ENDPOINT_STS", "", "URL of the STS API that role auth assumes roles with")
 	str(&e.Observability, "event-endpoint-observability", "WARREN_EVENT_ENDPOINT_OBSERVABILITY", "", "base URL of the observability logs intake, instead of the target site's")
 	str(&e.IdentityAuthority, "event-identity-authority", "WARREN_EVENT_IDENTITY_AUTHORITY", "", "identity authority host (https URL) of the cloud logs-ingestion target's client-credentials tokens, instead of the public cloud's")
+	fs.Bool(&cfg.console, "console", "WARREN_CONSOLE", true, "serve the web console under /console/ (--console=false turns it off)")
 	fs.BoolVar(&cfg.showVersion, "version", false, "print the version and exit")
 	defineEdgeFlags(fs, &cfg.edge)
 	return fs, cfg
@@ -326,6 +327,7 @@ func (cfg *config) options() apiserver.Options {
 		DomainBase:            cfg.domainBase,
 		AddrPool:              apiserver.AddrPool{Host: cfg.tcpAddrHost, MinPort: cfg.minPort, MaxPort: cfg.maxPort},
 		TrustedProxies:        cfg.proxies,
+		Console:               cfg.console,
 		Events: events.Options{
 			Workers:     cmp.Or(cfg.eventWorkers, -1), // the flag's 0 is "none here", Options' 0 the default
 			GiveUpAfter: cfg.eventGiveUpAfter,

@@ -213,6 +213,9 @@ func TestServeAndRestart(t *testing.T) {
 	if status := getAPIKeys(t, addr, token); status != 200 {
 		t.Fatalf("GET /api_keys with the bootstrap token: %d", status)
 	}
+	if status := consoleStatus(t, addr); status != 200 {
+		t.Fatalf("GET /console/ (on by default): %d", status)
+	}
 	if code := stop(); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
@@ -238,7 +241,10 @@ func TestServeAndRestart(t *testing.T) {
 
 	other := ids.NewToken(ids.New(ids.APIKey))
 	env["WARREN_BOOTSTRAP_API_KEY"] = other
-	_, stderr, stop = serveInBackground(t, []string{"--listen", "127.0.0.1:0"}, env)
+	addr, stderr, stop = serveInBackground(t, []string{"--listen", "127.0.0.1:0", "--console=false"}, env)
+	if status := consoleStatus(t, addr); status != 404 {
+		t.Fatalf("GET /console/ with --console=false: %d, want 404", status)
+	}
 	if code := stop(); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
@@ -256,6 +262,17 @@ func TestServeAndRestart(t *testing.T) {
 	if !warned {
 		t.Fatalf("no warning that the bootstrap key is ignored: %s", out)
 	}
+}
+
+// consoleStatus is the status of GET /console/.
+func consoleStatus(t *testing.T, addr string) int {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/console/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
 
 // TestSecondServerRefused: a second server on the SQLite database of a running one exits 2
