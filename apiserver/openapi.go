@@ -331,10 +331,10 @@ type responseHeader struct {
 }
 
 // The response headers. None is required: the rate-limit headers are absent when the limit
-// is off (--rate-limit -1), and the operation ID is outer's, not the handler's.
+// is off (--rate-limit 0), and the operation ID is outer's, not the handler's.
 var (
 	hdrOperationID   = responseHeader{"OperationId", api.OperationIDHeader, "The operation's ID, also in an error's details.", openapi3.NewStringSchema, false}
-	hdrRateLimit     = responseHeader{"RateLimitLimit", rateLimitHeader, "The account's requests per 60 seconds.", seconds, false}
+	hdrRateLimit     = responseHeader{"RateLimitLimit", rateLimitHeader, "The account's requests per 60 seconds; the rate-limit headers are absent when the server has no limit (--rate-limit 0).", seconds, false}
 	hdrRateRemaining = responseHeader{"RateLimitRemaining", rateRemainingHeader, "The requests left in the account's allowance.", seconds, false}
 	hdrRateReset     = responseHeader{"RateLimitReset", rateResetHeader, "Seconds until the allowance is whole again.", seconds, false}
 	hdrRetryAfter    = responseHeader{"RetryAfter", retryAfterHeader, "Seconds to wait before retrying.", seconds, false}
