@@ -165,6 +165,7 @@ func (g *openAPIGen) document(baseURL string, patterns []string, ops map[string]
 			Title:       "Warren Tunnel and Edge Management API",
 			Version:     api.Version,
 			Description: "Generated from the route table and the wire types of the Warren API server.",
+			License:     &openapi3.License{Name: "Mozilla Public License 2.0", Identifier: "MPL-2.0"},
 		},
 		Servers:    openapi3.Servers{{URL: baseURL}},
 		Paths:      openapi3.NewPaths(),
@@ -187,7 +188,7 @@ func (g *openAPIGen) document(baseURL string, patterns []string, ops map[string]
 		item.SetOperation(method, o)
 	}
 	for _, name := range slices.Sorted(maps.Keys(tags)) {
-		doc.Tags = append(doc.Tags, &openapi3.Tag{Name: name})
+		doc.Tags = append(doc.Tags, &openapi3.Tag{Name: name, Description: tagDescription(name)})
 	}
 	components.Parameters = g.params
 	components.Schemas = openapi3.Schemas{}
@@ -434,6 +435,19 @@ func tagOf(path string, auth authKind) string {
 	}
 	head, _, _ := strings.Cut(path, "/{")
 	return strings.TrimPrefix(head, "/")
+}
+
+// tagDescription says what a tag's operations are about.
+func tagDescription(tag string) string {
+	switch tag {
+	case "admin":
+		return "The operator's routes, with the admin token."
+	case "operations":
+		return "Health, readiness, metrics, this document and the SAML service provider, without credentials."
+	case "agents":
+		return "The agents' WebSocket, with a tunnel credential."
+	}
+	return "The objects under /" + tag + " and their sub-resources."
 }
 
 func summary(method, path string, o op) string {
