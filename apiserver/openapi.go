@@ -14,6 +14,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
+	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
 
@@ -68,6 +69,9 @@ var (
 
 func typeOf[T any]() reflect.Type { return reflect.TypeFor[T]() }
 
+// idPattern is the form of every object ID: its kind's prefix and a KSUID (internal/ids).
+var idPattern = "^[a-z]+_[0-9A-Za-z]{" + strconv.Itoa(ids.BodyLen) + "}$"
+
 // serveOpenAPI answers GET /openapi.json with the document New generated.
 func (s *Server) serveOpenAPI(w http.ResponseWriter, r *http.Request) {
 	callOf(r).writeRaw(http.StatusOK, s.openAPI)
@@ -76,7 +80,7 @@ func (s *Server) serveOpenAPI(w http.ResponseWriter, r *http.Request) {
 // openAPIDocument generates the document of the server's route table, with the server's
 // BaseURL as its server.
 func (s *Server) openAPIDocument() ([]byte, error) {
-	g := &openAPIGen{schemas: map[schemaKey]*openapi3.Schema{}, names: map[string]schemaKey{}, params: openapi3.ParametersMap{}}
+	g := &openAPIGen{schemas: map[schemaKey]*openapi3.Schema{}, names: map[string]schemaKey{}, named: openapi3.Schemas{}, params: openapi3.ParametersMap{}}
 	doc, err := g.document(s.opts.BaseURL, s.Routes(), s.ops)
 	if err != nil {
 		return nil, err
@@ -84,19 +88,34 @@ func (s *Server) openAPIDocument() ([]byte, error) {
 	return json.MarshalIndent(doc, "", "  ")
 }
 
-// schemaKey names a component: a wire type read as a request body or sent in an answer.
-// The two differ: every member of a request may be omitted or null (decodeBody), while an
-// answer always has the members without omitempty.
+// schemaKey names a component: a wire type in one of its forms.
 type schemaKey struct {
-	t       reflect.Type
-	request bool
+	t    reflect.Type
+	form form
 }
+
+// form is how a wire type is read. An answer always has the members without omitempty; every
+// member of a request may be omitted or null (decodeBody), except those tagged required. A
+// create body (POST) and an update body (PATCH) are requests too: a create also requires the
+// members tagged required:"create" and offers no id (the server makes it), and a type that
+// is both a family's create and update body gets a component of each form.
+type form int
+
+const (
+	formResponse form = iota
+	formRequest
+	formCreate
+	formUpdate
+)
 
 type openAPIGen struct {
 	schemas map[schemaKey]*openapi3.Schema
 	names   map[string]schemaKey
-	params  openapi3.ParametersMap
-	err     error
+	// named are the components that no wire type stands for: the enums' value sets and the
+	// module PUT bodies.
+	named  openapi3.Schemas
+	params openapi3.ParametersMap
+	err    error
 }
 
 const componentPrefix = "#/components/schemas/"
@@ -111,7 +130,7 @@ func (g *openAPIGen) document(baseURL string, patterns []string, ops map[string]
 	}
 	errorBody := &openapi3.ResponseRef{Value: openapi3.NewResponse().
 		WithDescription("An error (details.md §5.1): error_code is absent on a plain 404; details always holds operation_id, except on the 404 of an unknown path.").
-		WithContent(openapi3.NewContentWithJSONSchemaRef(g.schema(typeOf[api.Error](), false)))}
+		WithContent(openapi3.NewContentWithJSONSchemaRef(g.schema(typeOf[api.Error](), formResponse)))}
 	components.Headers = responseHeaders()
 	components.Responses = openapi3.ResponseBodies{"Error": errorBody}
 	// The answers of API-key routes carry the rate-limit headers too, and a 429 Retry-After.
@@ -123,6 +142,9 @@ func (g *openAPIGen) document(baseURL string, patterns []string, ops map[string]
 	conflict := &openapi3.ResponseRef{Value: openapi3.NewResponse().
 		WithDescription("A conflict; a POST whose Idempotency-Key is still being processed has Retry-After.").
 		WithContent(errorBody.Value.Content)}
+	reused := &openapi3.ResponseRef{Value: openapi3.NewResponse().
+		WithDescription("The Idempotency-Key was already used for a request with another method, path or body (ERR_215): use a new key for a new request.").
+		WithContent(errorBody.Value.Content)}
 	unavailable := &openapi3.ResponseRef{Value: openapi3.NewResponse().
 		WithDescription("The database is not reachable right now (ERR_251): nothing was done; Retry-After says when to try again.").
 		WithContent(errorBody.Value.Content)}
@@ -131,9 +153,11 @@ func (g *openAPIGen) document(baseURL string, patterns []string, ops map[string]
 	rateLimited.Value.Headers = headerRefs(hdrOperationID, hdrRateLimit, hdrRateRemaining, hdrRateReset, hdrRetryAfter)
 	conflict.Value.Headers = headerRefs(hdrOperationID, hdrRateLimit, hdrRateRemaining, hdrRateReset, hdrRetryAfter)
 	unavailable.Value.Headers = headerRefs(hdrOperationID, hdrRateLimit, hdrRateRemaining, hdrRateReset, hdrRetryAfter)
+	reused.Value.Headers = apiError.Value.Headers
 	components.Responses["APIError"] = apiError
 	components.Responses["RateLimited"] = rateLimited
 	components.Responses["IdempotencyConflict"] = conflict
+	components.Responses["IdempotencyKeyReused"] = reused
 	components.Responses["StoreUnavailable"] = unavailable
 	doc := &openapi3.T{
 		OpenAPI: "3.1.0",
@@ -141,6 +165,7 @@ func (g *openAPIGen) document(baseURL string, patterns []string, ops map[string]
 			Title:       "Warren Tunnel and Edge Management API",
 			Version:     api.Version,
 			Description: "Generated from the route table and the wire types of the Warren API server.",
+			License:     &openapi3.License{Name: "Mozilla Public License 2.0", Identifier: "MPL-2.0"},
 		},
 		Servers:    openapi3.Servers{{URL: baseURL}},
 		Paths:      openapi3.NewPaths(),
@@ -163,12 +188,18 @@ func (g *openAPIGen) document(baseURL string, patterns []string, ops map[string]
 		item.SetOperation(method, o)
 	}
 	for _, name := range slices.Sorted(maps.Keys(tags)) {
-		doc.Tags = append(doc.Tags, &openapi3.Tag{Name: name})
+		doc.Tags = append(doc.Tags, &openapi3.Tag{Name: name, Description: tagDescription(name)})
 	}
 	components.Parameters = g.params
 	components.Schemas = openapi3.Schemas{}
 	for name, key := range g.names {
 		components.Schemas[name] = &openapi3.SchemaRef{Value: g.schemas[key]}
+	}
+	for name, s := range g.named {
+		if _, taken := components.Schemas[name]; taken && g.err == nil {
+			g.err = fmt.Errorf("the schema name %s stands for a wire type and another component", name)
+		}
+		components.Schemas[name] = s
 	}
 	return doc, g.err
 }
@@ -197,14 +228,24 @@ func (g *openAPIGen) operation(method, path string, ro routeOp) *openapi3.Operat
 	}
 	for _, seg := range strings.Split(path, "/") {
 		if name, ok := strings.CutPrefix(seg, "{"); ok {
-			g.param(o, openapi3.NewPathParameter(strings.TrimSuffix(name, "}")).WithSchema(openapi3.NewStringSchema()))
+			name = strings.TrimSuffix(name, "}")
+			schema := openapi3.NewStringSchema()
+			if name == "id" || strings.HasSuffix(name, "_id") {
+				schema.WithPattern(idPattern)
+			}
+			g.param(o, openapi3.NewPathParameter(name).WithSchema(schema))
 		}
 	}
 	if ro.auth == authAPI {
-		version := openapi3.NewStringSchema()
-		version.Enum = []any{api.Version}
-		g.shared(o, "ServiceVersion", openapi3.NewHeaderParameter(api.VersionHeader).WithRequired(true).WithSchema(version).
-			WithDescription("The API version."))
+		// A component, so that generated clients have one type for it, not one per operation.
+		if _, ok := g.named["ServiceVersion"]; !ok {
+			version := openapi3.NewStringSchema()
+			version.Enum = []any{api.Version}
+			g.named["ServiceVersion"] = version.NewRef()
+		}
+		version := openapi3.NewSchemaRef(componentPrefix+"ServiceVersion", g.named["ServiceVersion"].Value)
+		g.shared(o, "ServiceVersion", &openapi3.Parameter{In: openapi3.ParameterInHeader, Name: api.VersionHeader, Required: true, Schema: version,
+			Description: "The API version."})
 		if method == http.MethodPost {
 			key := openapi3.NewStringSchema().WithMaxLength(api.IdempotencyKeyMaxLen)
 			g.shared(o, "IdempotencyKey", openapi3.NewHeaderParameter(api.IdempotencyKeyHeader).WithSchema(key).
@@ -225,12 +266,13 @@ func (g *openAPIGen) operation(method, path string, ro routeOp) *openapi3.Operat
 		}
 	}
 	if ro.in != nil {
-		body := g.schema(ro.in, true)
+		f := map[string]form{http.MethodPost: formCreate, http.MethodPatch: formUpdate}[method]
+		if f == formResponse {
+			f = formRequest
+		}
+		body := g.schema(ro.in, f)
 		if ro.wrapper != "" {
-			wrapped := openapi3.NewObjectSchema().WithPropertyRef(ro.wrapper, body)
-			wrapped.Required = []string{ro.wrapper}
-			wrapped.AdditionalProperties = openapi3.AdditionalProperties{Has: new(false)}
-			body = (&openapi3.Schema{AnyOf: openapi3.SchemaRefs{body, wrapped.NewRef()}}).NewRef()
+			body = g.wrapped(ro.wrapper, body)
 		}
 		// Not required: an empty body stands for {} (readBody).
 		o.RequestBody = &openapi3.RequestBodyRef{Value: openapi3.NewRequestBody().
@@ -250,7 +292,7 @@ func (g *openAPIGen) operation(method, path string, ro routeOp) *openapi3.Operat
 		case ro.list != "":
 			resp.WithContent(openapi3.NewContentWithJSONSchema(g.page(ro.list, ro.out)))
 		case ro.out != nil:
-			resp.WithContent(openapi3.NewContentWithJSONSchemaRef(g.schema(ro.out, false)))
+			resp.WithContent(openapi3.NewContentWithJSONSchemaRef(g.schema(ro.out, formResponse)))
 		}
 		resp.Headers = headerRefs(successHeaders(method, ro.auth)...)
 		o.Responses.Set(strconv.Itoa(st), &openapi3.ResponseRef{Value: resp})
@@ -260,7 +302,7 @@ func (g *openAPIGen) operation(method, path string, ro routeOp) *openapi3.Operat
 	// store out of reach.
 	errs := map[authKind][]int{authAPI: {400, 403, 404, 429, 503}, authAdmin: {400, 403, 404, 503}, authAgent: {400, 403, 426, 503}}[ro.auth]
 	if ro.auth == authAPI && method == http.MethodPost {
-		errs = append(errs, http.StatusConflict)
+		errs = append(errs, http.StatusConflict, http.StatusUnprocessableEntity)
 	}
 	for _, st := range append(slices.Clone(errs), 0) {
 		code, ref := "default", "Error"
@@ -271,7 +313,7 @@ func (g *openAPIGen) operation(method, path string, ro routeOp) *openapi3.Operat
 			ref = "StoreUnavailable"
 		}
 		if ro.auth == authAPI {
-			ref = map[int]string{http.StatusTooManyRequests: "RateLimited", http.StatusConflict: "IdempotencyConflict", http.StatusServiceUnavailable: "StoreUnavailable"}[st]
+			ref = map[int]string{http.StatusTooManyRequests: "RateLimited", http.StatusConflict: "IdempotencyConflict", http.StatusUnprocessableEntity: "IdempotencyKeyReused", http.StatusServiceUnavailable: "StoreUnavailable"}[st]
 			if ref == "" {
 				ref = "APIError"
 			}
@@ -290,10 +332,10 @@ type responseHeader struct {
 }
 
 // The response headers. None is required: the rate-limit headers are absent when the limit
-// is off (--rate-limit -1), and the operation ID is outer's, not the handler's.
+// is off (--rate-limit 0), and the operation ID is outer's, not the handler's.
 var (
 	hdrOperationID   = responseHeader{"OperationId", api.OperationIDHeader, "The operation's ID, also in an error's details.", openapi3.NewStringSchema, false}
-	hdrRateLimit     = responseHeader{"RateLimitLimit", rateLimitHeader, "The account's requests per 60 seconds.", seconds, false}
+	hdrRateLimit     = responseHeader{"RateLimitLimit", rateLimitHeader, "The account's requests per 60 seconds; the rate-limit headers are absent when the server has no limit (--rate-limit 0).", seconds, false}
 	hdrRateRemaining = responseHeader{"RateLimitRemaining", rateRemainingHeader, "The requests left in the account's allowance.", seconds, false}
 	hdrRateReset     = responseHeader{"RateLimitReset", rateResetHeader, "Seconds until the allowance is whole again.", seconds, false}
 	hdrRetryAfter    = responseHeader{"RetryAfter", retryAfterHeader, "Seconds to wait before retrying.", seconds, false}
@@ -358,7 +400,7 @@ func (g *openAPIGen) shared(o *openapi3.Operation, name string, p *openapi3.Para
 // page's uri, null on the last page (writeList).
 func (g *openAPIGen) page(member string, item reflect.Type) *openapi3.Schema {
 	items := openapi3.NewArraySchema()
-	items.Items = g.schema(item, false)
+	items.Items = g.schema(item, formResponse)
 	s := openapi3.NewObjectSchema()
 	s.Properties = openapi3.Schemas{
 		member:          items.NewRef(),
@@ -395,6 +437,19 @@ func tagOf(path string, auth authKind) string {
 	return strings.TrimPrefix(head, "/")
 }
 
+// tagDescription says what a tag's operations are about.
+func tagDescription(tag string) string {
+	switch tag {
+	case "admin":
+		return "The operator's routes, with the admin token."
+	case "operations":
+		return "Health, readiness, metrics, this document and the SAML service provider, without credentials."
+	case "agents":
+		return "The agents' WebSocket, with a tunnel credential."
+	}
+	return "The objects under /" + tag + " and their sub-resources."
+}
+
 func summary(method, path string, o op) string {
 	verb := map[string]string{"POST": "Create", "GET": "Get", "PATCH": "Update", "PUT": "Replace", "DELETE": "Delete"}[method]
 	switch {
@@ -413,7 +468,7 @@ var (
 
 // schema is the schema of a Go type as encoding/json writes it: named structs become
 // components, referenced; the nullability of pointers is the member's (object).
-func (g *openAPIGen) schema(t reflect.Type, request bool) *openapi3.SchemaRef {
+func (g *openAPIGen) schema(t reflect.Type, f form) *openapi3.SchemaRef {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -439,29 +494,42 @@ func (g *openAPIGen) schema(t reflect.Type, request bool) *openapi3.SchemaRef {
 			return openapi3.NewBytesSchema().NewRef()
 		}
 		s := openapi3.NewArraySchema()
-		s.Items = g.schema(t.Elem(), request)
+		s.Items = g.schema(t.Elem(), f.nested())
 		return s.NewRef()
 	case reflect.Map:
 		s := openapi3.NewObjectSchema()
-		s.AdditionalProperties = openapi3.AdditionalProperties{Schema: g.schema(t.Elem(), request)}
+		s.AdditionalProperties = openapi3.AdditionalProperties{Schema: g.schema(t.Elem(), f.nested())}
 		return s.NewRef()
 	case reflect.Struct:
 		if t.Name() == "" {
-			return g.object(t, request).NewRef()
+			return g.object(t, f).NewRef()
 		}
-		return g.component(t, request)
+		return g.component(t, f)
 	}
 	return openapi3.NewSchemaRef("", &openapi3.Schema{})
 }
 
+// nested is the form of the values inside a body: a request's members are requests of
+// their own, whatever the body.
+func (f form) nested() form {
+	if f == formResponse {
+		return formResponse
+	}
+	return formRequest
+}
+
 // component returns a reference to the component of a named struct, generating it once.
 // A request form is named after its type when that says so (…Create, …Update, …Request,
-// …Input),
-// else with "Request" added, so that both forms of a type can be components.
-func (g *openAPIGen) component(t reflect.Type, request bool) *openapi3.SchemaRef {
-	key := schemaKey{t, request}
+// …Input), else with "Request" added, so that both forms of a type can be components; the
+// update form of a …Create type is named …Update.
+func (g *openAPIGen) component(t reflect.Type, f form) *openapi3.SchemaRef {
+	f = distinct(t, f)
+	key := schemaKey{t, f}
 	name := t.Name()
-	if request && !strings.HasSuffix(name, "Create") && !strings.HasSuffix(name, "Update") && !strings.HasSuffix(name, "Request") && !strings.HasSuffix(name, "Input") {
+	switch {
+	case f == formUpdate && strings.HasSuffix(name, "Create"):
+		name = strings.TrimSuffix(name, "Create") + "Update"
+	case f != formResponse && !strings.HasSuffix(name, "Create") && !strings.HasSuffix(name, "Update") && !strings.HasSuffix(name, "Request") && !strings.HasSuffix(name, "Input"):
 		name += "Request"
 	}
 	if s, ok := g.schemas[key]; ok {
@@ -472,26 +540,71 @@ func (g *openAPIGen) component(t reflect.Type, request bool) *openapi3.SchemaRef
 	}
 	s := &openapi3.Schema{}
 	g.schemas[key], g.names[name] = s, key // before its members, which may refer back to it
-	*s = *g.object(t, request)
+	*s = *g.object(t, f)
 	return openapi3.NewSchemaRef(componentPrefix+name, s)
+}
+
+// distinct is f, or the request form when the type reads the same in both: a create body
+// with no id and no member required only on create (EventSourceCreate, also a member of
+// EventSubscriptionCreate), an update body that is no …Create type.
+func distinct(t reflect.Type, f form) form {
+	switch f {
+	case formCreate:
+		differs := false
+		wireFields(t, func(name string, _ bool, sf reflect.StructField) {
+			differs = differs || name == "id" || sf.Tag.Get("required") == "create"
+		})
+		if !differs {
+			return formRequest
+		}
+	case formUpdate:
+		if !strings.HasSuffix(t.Name(), "Create") {
+			return formRequest
+		}
+	}
+	return f
+}
+
+// wrapped is the component of a module's PUT body: the module itself, or the module as the
+// only member of wrapper. It is named (ToggleModulePut) so that generated clients get a
+// type of their own for the union, which they marshal whole.
+func (g *openAPIGen) wrapped(wrapper string, module *openapi3.SchemaRef) *openapi3.SchemaRef {
+	name := strings.TrimSuffix(strings.TrimPrefix(module.Ref, componentPrefix), "Request") + "Put"
+	if _, ok := g.named[name]; !ok {
+		inner := openapi3.NewObjectSchema().WithPropertyRef(wrapper, module)
+		inner.Required = []string{wrapper}
+		inner.AdditionalProperties = openapi3.AdditionalProperties{Has: new(false)}
+		union := &openapi3.Schema{AnyOf: openapi3.SchemaRefs{module, inner.NewRef()},
+			Description: "The module, or the module as the only member " + strconv.Quote(wrapper) + "."}
+		g.named[name] = union.NewRef()
+	}
+	return openapi3.NewSchemaRef(componentPrefix+name, g.named[name].Value)
 }
 
 // object is the schema of a struct's JSON members, embedded structs' members inline as
 // encoding/json writes them. An answer has every member without omitempty (required), and a
 // pointer, slice or map member without omitempty may be null; a request may omit any member
 // or give it null (decodeBody). No other members are sent or accepted.
-func (g *openAPIGen) object(t reflect.Type, request bool) *openapi3.Schema {
+func (g *openAPIGen) object(t reflect.Type, fm form) *openapi3.Schema {
 	s := openapi3.NewObjectSchema()
 	s.AdditionalProperties = openapi3.AdditionalProperties{Has: new(false)}
+	request := fm != formResponse
 	wireFields(t, func(name string, omitempty bool, f reflect.StructField) {
+		if fm == formCreate && name == "id" {
+			return // the server makes the ID; one given is ignored
+		}
 		ft := f.Type
-		member := g.schema(ft, request)
+		member := g.schema(ft, fm.nested())
 		if e := f.Tag.Get("enum"); e != "" {
 			member = g.enum(t, name, e, member)
 		}
+		if request {
+			limit(name, member)
+		}
 		// A request member tagged required is one the server refuses when missing, empty or
-		// null, with the member's "required" error.
-		required := request && f.Tag.Get("required") == "true"
+		// null, with the member's "required" error; required:"create" only on create.
+		tag := f.Tag.Get("required")
+		required := request && (tag == "true" || tag == "create" && fm == formCreate)
 		// encoding/json writes a nil pointer, slice or map as null unless omitempty drops it.
 		if k := ft.Kind(); request && !required || (!request && !omitempty && (k == reflect.Pointer || k == reflect.Slice || k == reflect.Map)) {
 			member = nullable(member)
@@ -534,23 +647,62 @@ func wireFields(t reflect.Type, visit func(name string, omitempty bool, f reflec
 }
 
 // enum closes a string member, or a list of strings' items, to the value set its enum tag
-// names in rules.Enums (the table the server's check uses).
+// names in rules.Enums (the table the server's check uses), a component named after the set
+// (match_type is MatchType): a nullable member refers to it beside null, so that generated
+// clients get its constants and no constant for null.
 func (g *openAPIGen) enum(t reflect.Type, member, name string, s *openapi3.SchemaRef) *openapi3.SchemaRef {
 	values, ok := rules.Enums[name]
-	target := s.Value
-	if target != nil && target.Type.Is(openapi3.TypeArray) && target.Items != nil {
-		target = target.Items.Value
+	list := s.Value != nil && s.Value.Type.Is(openapi3.TypeArray) && s.Value.Items != nil
+	target := s
+	if list {
+		target = s.Value.Items
 	}
-	if !ok || target == nil || !target.Type.Is(openapi3.TypeString) {
+	if !ok || target.Ref != "" || target.Value == nil || !target.Value.Type.Is(openapi3.TypeString) {
 		if g.err == nil {
 			g.err = fmt.Errorf("%v.%s: the enum %q is not a value set of rules.Enums over a string member", t, member, name)
 		}
 		return s
 	}
-	for _, v := range values {
-		target.Enum = append(target.Enum, v)
+	component := camel(name)
+	if _, ok := g.named[component]; !ok {
+		set := openapi3.NewStringSchema()
+		for _, v := range values {
+			set.Enum = append(set.Enum, v)
+		}
+		g.named[component] = set.NewRef()
 	}
-	return s
+	ref := openapi3.NewSchemaRef(componentPrefix+component, g.named[component].Value)
+	if list {
+		s.Value.Items = ref
+		return s
+	}
+	return ref
+}
+
+// camel writes a snake_case name in CamelCase.
+func camel(name string) string {
+	var b strings.Builder
+	for word := range strings.SplitSeq(name, "_") {
+		if word != "" {
+			b.WriteString(strings.ToUpper(word[:1]) + word[1:])
+		}
+	}
+	return b.String()
+}
+
+// textLimits are the request members whose length the server bounds, by member name, in
+// bytes (rules.DescriptionMetadata); maxLength counts characters, so it is the bound of an
+// ASCII text and the server's byte count decides.
+var textLimits = map[string]int{
+	"description": rules.MaxDescriptionBytes,
+	"metadata":    rules.MaxMetadataBytes,
+}
+
+// limit bounds a request member's length as the server does.
+func limit(member string, s *openapi3.SchemaRef) {
+	if n, ok := textLimits[member]; ok && s.Ref == "" && s.Value.Type.Is(openapi3.TypeString) {
+		s.Value.WithMaxLength(int64(n))
+	}
 }
 
 // nullable lets a schema be null too: ["string", "null"] for a plain type, anyOf with null
@@ -560,9 +712,6 @@ func nullable(s *openapi3.SchemaRef) *openapi3.SchemaRef {
 		if !s.Value.Type.Includes(openapi3.TypeNull) {
 			types := append(slices.Clone(*s.Value.Type), openapi3.TypeNull)
 			s.Value.Type = &types
-			if s.Value.Enum != nil {
-				s.Value.Enum = append(s.Value.Enum, nil) // enum holds the null too
-			}
 		}
 		return s
 	}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -108,6 +109,40 @@ func TestOpenAPIDocument(t *testing.T) {
 	}
 	if doc.Paths.Value("/healthz").Get.Security == nil || len(*doc.Paths.Value("/healthz").Get.Security) != 0 {
 		t.Errorf("/healthz must need no authentication")
+	}
+
+	// As generators read it: a create and an update schema of their own, the module PUT union
+	// and the value sets as named components, null beside a value set rather than in it.
+	schemas := doc.Components.Schemas
+	create, update := schemas["StaticBackendCreate"].Value, schemas["StaticBackendUpdate"].Value
+	if !slices.Equal(create.Required, []string{"address"}) || create.Properties["id"] != nil || len(update.Required) != 0 || update.Properties["id"] == nil {
+		t.Errorf("StaticBackendCreate requires %v (id: %v), StaticBackendUpdate %v", create.Required, create.Properties["id"] != nil, update.Required)
+	}
+	bodyRef := func(method, path string) string {
+		return doc.Paths.Value(path).GetOperation(method).RequestBody.Value.Content.Get("application/json").Schema.Ref
+	}
+	if got := bodyRef("PATCH", "/backends/static/{id}"); got != "#/components/schemas/StaticBackendUpdate" {
+		t.Errorf("PATCH /backends/static/{id} takes %s", got)
+	}
+	if got := bodyRef("PUT", "/edges/https/{edge_id}/routes/{id}/compression"); got != "#/components/schemas/ToggleModulePut" || len(schemas["ToggleModulePut"].Value.AnyOf) != 2 {
+		t.Errorf("PUT compression takes %s", got)
+	}
+	if slices.Contains(schemas["MatchType"].Value.Enum, nil) {
+		t.Errorf("MatchType: %v", schemas["MatchType"].Value.Enum)
+	}
+	if m := schemas["HTTPSEdgeRouteUpdate"].Value.Properties["match_type"].Value; len(m.AnyOf) != 2 || m.AnyOf[0].Ref != "#/components/schemas/MatchType" || !m.AnyOf[1].Value.Type.Is("null") {
+		t.Errorf("HTTPSEdgeRouteUpdate.match_type: %+v", m)
+	}
+	if d := create.Properties["description"].Value; d.MaxLength == nil || *d.MaxLength != 255 {
+		t.Errorf("StaticBackendCreate.description: %+v", d)
+	}
+	post := doc.Paths.Value("/api_keys").Post
+	if post.Responses.Status(422) == nil || post.Responses.Status(422).Ref != "#/components/responses/IdempotencyKeyReused" {
+		t.Errorf("POST /api_keys does not list the 422 of a reused Idempotency-Key")
+	}
+	id := doc.Paths.Value("/api_keys/{id}").Get.Parameters.GetByInAndName("path", "id").Schema.Value
+	if !regexp.MustCompile(id.Pattern).MatchString(ids.New(ids.APIKey)) || regexp.MustCompile(id.Pattern).MatchString("ak_x") {
+		t.Errorf("the id parameter's pattern %q", id.Pattern)
 	}
 
 	// Each server names itself: its BaseURL is the document's server.

@@ -58,7 +58,7 @@ type StaticBackendCreate struct {
 	ID          *string    `json:"id,omitempty"`
 	Description *string    `json:"description,omitempty"`
 	Metadata    *string    `json:"metadata,omitempty"`
-	Address     *string    `json:"address,omitempty"`
+	Address     *string    `json:"address,omitempty" required:"create"`
 	TLS         *StaticTLS `json:"tls,omitempty"`
 }
 

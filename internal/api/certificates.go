@@ -35,8 +35,8 @@ type SubjectAlternativeNames struct {
 type TLSCertificateCreate struct {
 	Description    *string `json:"description,omitempty"`
 	Metadata       *string `json:"metadata,omitempty"`
-	CertificatePEM *string `json:"certificate_pem,omitempty"`
-	PrivateKeyPEM  *string `json:"private_key_pem,omitempty"`
+	CertificatePEM *string `json:"certificate_pem,omitempty" required:"true"`
+	PrivateKeyPEM  *string `json:"private_key_pem,omitempty" required:"true"`
 }
 
 // TLSCertificateUpdate is the body of PATCH /tls_certificates/{id}; the PEMs are immutable.
@@ -64,7 +64,7 @@ type CertificateAuthority struct {
 type CertificateAuthorityCreate struct {
 	Description *string `json:"description,omitempty"`
 	Metadata    *string `json:"metadata,omitempty"`
-	CAPEM       *string `json:"ca_pem,omitempty"`
+	CAPEM       *string `json:"ca_pem,omitempty" required:"true"`
 }
 
 // CertificateAuthorityUpdate is the body of PATCH /certificate_authorities/{id}; ca_pem is

@@ -49,7 +49,7 @@ type ResolvesTo struct {
 // ReservedDomainCreate is the body of POST /reserved_domains. A certificate_id of "" means
 // that no certificate is given.
 type ReservedDomainCreate struct {
-	Domain                      *string                      `json:"domain,omitempty"`
+	Domain                      *string                      `json:"domain,omitempty" required:"true"`
 	Region                      *string                      `json:"region,omitempty"`
 	Description                 *string                      `json:"description,omitempty"`
 	Metadata                    *string                      `json:"metadata,omitempty"`

@@ -106,8 +106,8 @@ type HTTPSEdgeRouteCreate struct {
 	EdgeID                *string                           `json:"edge_id,omitempty"`
 	Description           *string                           `json:"description,omitempty"`
 	Metadata              *string                           `json:"metadata,omitempty"`
-	MatchType             *string                           `json:"match_type,omitempty" enum:"match_type"`
-	Match                 *string                           `json:"match,omitempty"`
+	MatchType             *string                           `json:"match_type,omitempty" enum:"match_type" required:"create"`
+	Match                 *string                           `json:"match,omitempty" required:"create"`
 	Backend               *BackendModuleRequest             `json:"backend,omitempty"`
 	IPRestriction         *IPRestrictionModuleRequest       `json:"ip_restriction,omitempty"`
 	CircuitBreaker        *CircuitBreakerModuleRequest      `json:"circuit_breaker,omitempty"`

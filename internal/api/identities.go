@@ -116,7 +116,7 @@ type ServiceUser struct {
 
 // ServiceUserCreate is the body of POST /service_users.
 type ServiceUserCreate struct {
-	Name   *string `json:"name,omitempty"`
+	Name   *string `json:"name,omitempty" required:"true"`
 	Active *bool   `json:"active,omitempty"`
 }
 
