@@ -62,8 +62,8 @@ func (p planeLimiter) Allow(ctx context.Context, key string, now time.Time) (boo
 }
 
 // agentCredential resolves the Authorization header of an agent to its tunnel credential,
-// in tx, with the 403 codes of the API (details.md §5.3), and applies the account's IP
-// restriction of type agent.
+// in tx, with the 403 codes of the API (details.md §5.3), refuses a disabled account
+// (ERR_204) and applies the account's IP restriction of type agent.
 func (s *Server) agentCredential(ctx context.Context, tx store.Tx, r *http.Request) (*store.Object, error) {
 	header, err := authorizationHeader(r)
 	if err != nil {
@@ -95,6 +95,13 @@ func (s *Server) agentCredential(ctx context.Context, tx store.Tx, r *http.Reque
 	}
 	if !ids.TokenMatches(token, secret.TokenHash) {
 		return nil, apierr.Forbidden("ERR_203", "The tunnel credential token is not valid: it is unknown or was revoked.")
+	}
+	account, err := tx.Get(ctx, kinds.Account, o.AccountID)
+	if err != nil && !isNotFound(err) {
+		return nil, err
+	}
+	if err := checkAccountEnabled(account); err != nil {
+		return nil, err
 	}
 	return o, checkAgentRestriction(ctx, tx, r, o.AccountID)
 }

@@ -251,9 +251,14 @@ func (h *Plane) get(sessionID string) *agentConn {
 // End closes the sockets of sessions whose rows are gone (a deleted credential), if this
 // replica holds them; other replicas notice at their next heartbeat.
 func (h *Plane) End(sessionIDs []string) {
+	h.EndWith("the session's credential was deleted", sessionIDs)
+}
+
+// EndWith is End with the reason the agents read in the close frame.
+func (h *Plane) EndWith(reason string, sessionIDs []string) {
 	for _, id := range sessionIDs {
 		if a := h.get(id); a != nil {
-			a.close(websocket.StatusPolicyViolation, "the session's credential was deleted")
+			a.close(websocket.StatusPolicyViolation, reason)
 		}
 	}
 }

@@ -100,7 +100,8 @@ type Tx interface {
 	// CountReferrers returns the number of objects of a kind whose refs include id.
 	CountReferrers(ctx context.Context, id, kind string) (int, error)
 	// DeleteAccount deletes every object of an account (the account's own object among
-	// them, whatever refs they hold between them) and the account's events and deliveries.
+	// them, whatever refs they hold between them), the account's events and deliveries, and
+	// the shared rate buckets of the account and its objects.
 	// Objects of other accounts referencing one of them make it fail (*ReferencedError).
 	DeleteAccount(ctx context.Context, accountID string) error
 	// AddEvent appends e to the outbox with a pending delivery, due at once, for each of

@@ -847,6 +847,14 @@ func (t *tx) DeleteAccount(ctx context.Context, accountID string) error {
 	if len(referrers) > 0 {
 		return &store.ReferencedError{ID: accountID, ReferrerIDs: referrers}
 	}
+	// The shared token buckets (PostgreSQL's rate_limits) are keyed "<scope>:<ID>", the ID
+	// the account's or one of its objects'.
+	if t.d.TakeTokens != "" {
+		if _, err := t.exec(ctx, `DELETE FROM rate_limits WHERE substr(bucket, strpos(bucket, ':') + 1) IN
+			(SELECT id FROM objects WHERE account_id = ?)`, accountID); err != nil {
+			return err
+		}
+	}
 	// The refs between the account's objects go first, so that no statement deletes an
 	// object another still references (the foreign key on refs.to_id).
 	if _, err := t.exec(ctx, "DELETE FROM refs WHERE from_id IN (SELECT id FROM objects WHERE account_id = ?)", accountID); err != nil {
