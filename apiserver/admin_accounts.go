@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 
@@ -168,6 +169,15 @@ func accountSessions(c *call, tx store.Tx, accountID string) ([]string, error) {
 		out[i] = o.ID
 	}
 	return out, nil
+}
+
+// accountEnabled reads an account in tx and refuses it when disabled (checkAccountEnabled).
+func accountEnabled(ctx context.Context, tx store.Tx, accountID string) error {
+	account, err := tx.Get(ctx, kinds.Account, accountID)
+	if err != nil && !isNotFound(err) {
+		return err
+	}
+	return checkAccountEnabled(account)
 }
 
 // checkAccountEnabled refuses the credentials of a disabled account (403 ERR_204, details.md

@@ -39,6 +39,9 @@ func newAgentPlane(ctx context.Context, s *Server, shared store.RateBuckets) (*a
 		Log:        s.log,
 		Now:        s.opts.Now,
 		Credential: s.agentCredential,
+		AccountEnabled: func(ctx context.Context, tx store.Tx, accountID string) error {
+			return accountEnabled(ctx, tx, accountID)
+		},
 		ClientIP:   func(r *http.Request) string { return clientIP(r, s.opts.TrustedProxies).String() },
 		RequestLog: func(r *http.Request) *zap.Logger { return callOf(r).log },
 		WriteError: func(_ http.ResponseWriter, r *http.Request, err error) { callOf(r).writeError(err) },
@@ -96,11 +99,7 @@ func (s *Server) agentCredential(ctx context.Context, tx store.Tx, r *http.Reque
 	if !ids.TokenMatches(token, secret.TokenHash) {
 		return nil, apierr.Forbidden("ERR_203", "The tunnel credential token is not valid: it is unknown or was revoked.")
 	}
-	account, err := tx.Get(ctx, kinds.Account, o.AccountID)
-	if err != nil && !isNotFound(err) {
-		return nil, err
-	}
-	if err := checkAccountEnabled(account); err != nil {
+	if err := accountEnabled(ctx, tx, o.AccountID); err != nil {
 		return nil, err
 	}
 	return o, checkAgentRestriction(ctx, tx, r, o.AccountID)
