@@ -39,6 +39,9 @@ func newAgentPlane(ctx context.Context, s *Server, shared store.RateBuckets) (*a
 		Log:        s.log,
 		Now:        s.opts.Now,
 		Credential: s.agentCredential,
+		AccountEnabled: func(ctx context.Context, tx store.Tx, accountID string) error {
+			return accountEnabled(ctx, tx, accountID)
+		},
 		ClientIP:   func(r *http.Request) string { return clientIP(r, s.opts.TrustedProxies).String() },
 		RequestLog: func(r *http.Request) *zap.Logger { return callOf(r).log },
 		WriteError: func(_ http.ResponseWriter, r *http.Request, err error) { callOf(r).writeError(err) },
@@ -62,8 +65,8 @@ func (p planeLimiter) Allow(ctx context.Context, key string, now time.Time) (boo
 }
 
 // agentCredential resolves the Authorization header of an agent to its tunnel credential,
-// in tx, with the 403 codes of the API (details.md §5.3), and applies the account's IP
-// restriction of type agent.
+// in tx, with the 403 codes of the API (details.md §5.3), refuses a disabled account
+// (ERR_204) and applies the account's IP restriction of type agent.
 func (s *Server) agentCredential(ctx context.Context, tx store.Tx, r *http.Request) (*store.Object, error) {
 	header, err := authorizationHeader(r)
 	if err != nil {
@@ -95,6 +98,9 @@ func (s *Server) agentCredential(ctx context.Context, tx store.Tx, r *http.Reque
 	}
 	if !ids.TokenMatches(token, secret.TokenHash) {
 		return nil, apierr.Forbidden("ERR_203", "The tunnel credential token is not valid: it is unknown or was revoked.")
+	}
+	if err := accountEnabled(ctx, tx, o.AccountID); err != nil {
+		return nil, err
 	}
 	return o, checkAgentRestriction(ctx, tx, r, o.AccountID)
 }

@@ -28,7 +28,8 @@ func (p principal) admin() bool { return p.role == api.RoleAdmin }
 // authenticate resolves the Authorization header to a principal, with the 403 codes of
 // details.md §5.2–5.3. A key is looked up by the ID its token names, then its hash compared,
 // so a new key works at once and a deleted one stops at once. The account's api IP
-// restriction is checked in the same transaction (ERR_220, api_ip_restriction.go).
+// restriction is checked in the same transaction (ERR_220, api_ip_restriction.go), and a
+// disabled account refused (ERR_204).
 func (c *call) authenticate() error {
 	header, err := authorizationHeader(c.r)
 	if err != nil {
@@ -79,14 +80,19 @@ func (c *call) authenticate() error {
 		if err := json.Unmarshal(key.Doc, &k); err != nil {
 			return err
 		}
-		var owner, restriction *store.Object
+		var owner, restriction, account *store.Object
 		for _, o := range with {
 			switch {
 			case o.ID == k.OwnerID:
 				owner = o
 			case o.Kind == kinds.IPRestriction: // the holder of the account's api restriction key
 				restriction = o
+			case o.Kind == kinds.Account:
+				account = o
 			}
+		}
+		if err := checkAccountEnabled(account); err != nil {
+			return err
 		}
 		if owner == nil { // a key stored without its owner ref
 			who, err = loadPrincipal(c, tx, key.AccountID, k.OwnerID)

@@ -107,6 +107,9 @@ func retrySteps(t testing.TB) []retryStep {
 		retryStep{route: "POST /event_subscriptions/{id}/sources", body: `{"type":"ip_policy_updated.v0"}`, key: true, status: 201},
 		retryStep{route: "POST /_admin/accounts", body: `{"name":"retried"}`, status: 201},
 		retryStep{route: "POST /_admin/accounts/{account_id}/users", body: `{"email":"retried@example.com","role":"member"}`, status: 201},
+		// The server's own account, enabled again at once for the steps after.
+		retryStep{route: "POST /_admin/accounts/{account_id}/disable", body: `{}`, status: 200},
+		retryStep{route: "POST /_admin/accounts/{account_id}/enable", body: `{}`, status: 200},
 	)
 	// No agent runs: the commands meet an unknown session, the keyed claim still writes.
 	for _, cmd := range []string{"restart", "stop", "update"} {

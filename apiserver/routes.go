@@ -77,6 +77,12 @@ func (s *Server) routes() http.Handler {
 
 	mux.admin("POST /_admin/accounts", op{in: typeOf[api.AdminAccountCreate](), out: typeOf[api.AdminGrant](), status: created}, s.adminCreateAccount)
 	mux.admin("POST /_admin/accounts/{account_id}/users", op{in: typeOf[api.AdminUserCreate](), out: typeOf[api.AdminGrant](), status: created}, s.adminCreateUser)
+	mux.admin("GET /_admin/accounts", op{out: typeOf[api.Account](), list: "accounts"}, s.adminAccounts)
+	mux.admin("GET /_admin/accounts/{account_id}", op{out: typeOf[api.Account]()}, s.adminGetAccount)
+	mux.admin("DELETE /_admin/accounts/{account_id}", op{status: noContent}, s.adminDeleteAccount)
+	mux.admin("POST /_admin/accounts/{account_id}/disable", op{in: typeOf[struct{}](), out: typeOf[api.Account]()}, s.adminDisableAccount)
+	mux.admin("POST /_admin/accounts/{account_id}/enable", op{in: typeOf[struct{}](), out: typeOf[api.Account]()}, s.adminEnableAccount)
+	mux.admin("GET /_admin/accounts/{account_id}/users", op{out: typeOf[api.User](), list: "users"}, s.adminAccountUsers)
 	mux.admin("GET /_admin/events", op{out: typeOf[api.Event](), list: "events", query: []string{"account_id"}}, s.adminEvents)
 	mux.admin("GET /_admin/deliveries", op{out: typeOf[api.AdminDelivery](), list: "deliveries", query: []string{"account_id", "destination_id", "event_id", "state"}}, s.adminDeliveries)
 	status := typeOf[map[string]string]()

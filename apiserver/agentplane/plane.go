@@ -142,6 +142,9 @@ type Host struct {
 	// Credential resolves an agent's Authorization header to its tunnel credential, in tx,
 	// with the API's 403 codes (details.md §5.3).
 	Credential func(ctx context.Context, tx store.Tx, r *http.Request) (*store.Object, error)
+	// AccountEnabled refuses, in tx, an account whose agents may not connect (a disabled one),
+	// checked again when the session starts.
+	AccountEnabled func(ctx context.Context, tx store.Tx, accountID string) error
 	// ClientIP is the agent's address, as the API sees a client's (trusted proxies).
 	ClientIP func(r *http.Request) string
 	// RequestLog is the logger of a request (its operation ID); WriteError answers it with
@@ -270,9 +273,14 @@ func (h *Plane) get(sessionID string) *agentConn {
 // End closes the sockets of sessions whose rows are gone (a deleted credential), if this
 // replica holds them; other replicas notice at their next heartbeat.
 func (h *Plane) End(sessionIDs []string) {
+	h.EndWith("the session's credential was deleted", sessionIDs)
+}
+
+// EndWith is End with the reason the agents read in the close frame.
+func (h *Plane) EndWith(reason string, sessionIDs []string) {
 	for _, id := range sessionIDs {
 		if a := h.get(id); a != nil {
-			a.close(websocket.StatusPolicyViolation, "the session's credential was deleted")
+			a.close(websocket.StatusPolicyViolation, reason)
 		}
 	}
 }
@@ -622,7 +630,11 @@ func (a *agentConn) start(hello agentproto.Message, ip string) error {
 		} else if err != nil {
 			return err
 		}
-		// The check before the upgrade read an earlier snapshot: sessions started since count.
+		// The checks before the upgrade read an earlier snapshot: sessions started since
+		// count, and the account may have been disabled since.
+		if err := h.host.AccountEnabled(ctx, tx, a.accountID); err != nil {
+			return err
+		}
 		if err := h.checkHeldSessions(ctx, tx, cred); err != nil {
 			return err
 		}

@@ -43,7 +43,8 @@ type ListQuery struct {
 	// only rendered never reads (they cost two lookups per object).
 	DocsOnly bool
 	// AllAccounts selects the objects of Kind in every account, whatever their parent
-	// (AccountID, ParentID and BeforeID are ignored): what the traffic plane compiles.
+	// (AccountID and ParentID are ignored): what the traffic plane compiles, and the
+	// operators' list of accounts.
 	AllAccounts bool
 }
 
@@ -72,10 +73,10 @@ type Tx interface {
 	// Get returns the object with this kind and ID, in any account, or ErrNotFound.
 	Get(ctx context.Context, kind, id string) (*Object, error)
 	// GetWith is Get that also returns, from the same query, the objects the object's refs
-	// name and the object holding the unique key key.Prefix + its account ID + key.Suffix,
-	// when one does, in no given order: what a request resolves in one step (an API key,
-	// its owner and its account's API IP restriction). The objects come without their
-	// UniqueKeys and Refs.
+	// name, the object holding the unique key key.Prefix + its account ID + key.Suffix,
+	// when one does, and the object whose ID is its account ID, when one does, in no given
+	// order: what a request resolves in one step (an API key, its owner, its account's API
+	// IP restriction and its account). The objects come without their UniqueKeys and Refs.
 	GetWith(ctx context.Context, kind, id string, key AccountKey) (obj *Object, with []*Object, err error)
 	// List returns the objects that q selects, in descending ID order.
 	List(ctx context.Context, q ListQuery) ([]*Object, error)
@@ -98,6 +99,11 @@ type Tx interface {
 	Count(ctx context.Context, kind, accountID string) (int, error)
 	// CountReferrers returns the number of objects of a kind whose refs include id.
 	CountReferrers(ctx context.Context, id, kind string) (int, error)
+	// DeleteAccount deletes every object of an account (the account's own object among
+	// them, whatever refs they hold between them), the account's events and deliveries, and
+	// the shared rate buckets of the account and its objects.
+	// Objects of other accounts referencing one of them make it fail (*ReferencedError).
+	DeleteAccount(ctx context.Context, accountID string) error
 	// AddEvent appends e to the outbox with a pending delivery, due at once, for each of
 	// deliveries (see Outbox). It sets e.Seq. Only a write transaction may add events.
 	AddEvent(ctx context.Context, e *Event, deliveries []NewDelivery) error

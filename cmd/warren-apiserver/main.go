@@ -49,6 +49,12 @@ Usage:
   warren-apiserver rotate-secrets [flags]
                                 seal every secret in the database with the current secret key
                                 (the last step of a key rotation), then exit
+  warren-apiserver backup [flags] FILE
+                                write a consistent copy of the live SQLite database (--database)
+                                to the new file FILE, while the server runs
+  warren-apiserver restore [flags] FILE
+                                replace the SQLite database (--database) with the backup FILE;
+                                the server must be stopped
   warren-apiserver version      print the version (also --version)
   warren-apiserver help         print this help (also --help, -h)
 
@@ -98,6 +104,15 @@ func run(ctx context.Context, args []string, env func(string) (string, bool), st
 	if rotate {
 		args = args[1:]
 	}
+	// backup and restore take the server's flags (--database) and, last, the backup's file.
+	copyCmd, copyFile := "", ""
+	if len(args) > 0 && (args[0] == "backup" || args[0] == "restore") {
+		copyCmd = args[0]
+		if len(args) < 2 || strings.HasPrefix(args[len(args)-1], "-") {
+			return usageError(stderr, copyCmd+" needs the backup's file as its last argument")
+		}
+		copyFile, args = args[len(args)-1], args[1:len(args)-1]
+	}
 	cfg, err := parseFlags(args, env, stderr)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
@@ -112,6 +127,20 @@ func run(ctx context.Context, args []string, env func(string) (string, bool), st
 		return exitUsage
 	case cfg.showVersion:
 		fmt.Fprintln(stdout, version)
+		return exitOK
+	}
+	if copyCmd != "" {
+		run := backup
+		if copyCmd == "restore" {
+			run = restore
+		}
+		if err := run(ctx, cfg, copyFile, stdout); err != nil {
+			fmt.Fprintln(stderr, "warren-apiserver:", err)
+			if errors.Is(err, errDatabaseInUse) || errors.Is(err, errPostgresBackup) {
+				return exitUsage
+			}
+			return exitFailed
+		}
 		return exitOK
 	}
 	if rotate {

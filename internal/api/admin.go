@@ -7,6 +7,8 @@ type Account struct {
 	ID        string `json:"id"`
 	Name      string `json:"name"`
 	CreatedAt string `json:"created_at"`
+	// Disabled: the account's API keys and tunnel credentials are refused (403 ERR_204).
+	Disabled bool `json:"disabled"`
 }
 
 // User is a human principal of an account.

@@ -279,7 +279,9 @@ const (
 UNION ALL SELECT o.id, o.kind, o.account_id, o.parent_id, o.doc, o.secret FROM refs r JOIN objects o ON o.id = r.to_id WHERE r.from_id = ?
 UNION ALL SELECT o.id, o.kind, o.account_id, o.parent_id, o.doc, o.secret FROM objects k
 	JOIN unique_keys u ON u.key = CAST(? AS TEXT) || k.account_id || CAST(? AS TEXT)
-	JOIN objects o ON o.id = u.object_id WHERE k.id = ?`
+	JOIN objects o ON o.id = u.object_id WHERE k.id = ?
+UNION ALL SELECT o.id, o.kind, o.account_id, o.parent_id, o.doc, o.secret FROM objects k
+	JOIN objects o ON o.id = k.account_id WHERE k.id = ? AND o.id <> k.id`
 	lookupTail    = "JOIN unique_keys u ON u.object_id = o.id WHERE u.key = ?"
 	referrersTail = "JOIN refs r ON r.from_id = o.id WHERE r.to_id = ? ORDER BY r.from_id DESC"
 )
@@ -460,7 +462,7 @@ func (t *tx) Get(ctx context.Context, kind, id string) (*store.Object, error) {
 }
 
 func (t *tx) GetWith(ctx context.Context, kind, id string, key store.AccountKey) (*store.Object, []*store.Object, error) {
-	rows, err := t.queryContext(ctx, t.d.rebind(getWithQuery), id, id, key.Prefix, key.Suffix, id)
+	rows, err := t.queryContext(ctx, t.d.rebind(getWithQuery), id, id, key.Prefix, key.Suffix, id, id)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -492,7 +494,17 @@ func (t *tx) GetWith(ctx context.Context, kind, id string, key store.AccountKey)
 
 func (t *tx) List(ctx context.Context, q store.ListQuery) ([]*store.Object, error) {
 	if q.AllAccounts {
-		return t.queryColumns(ctx, t.columns(), "WHERE o.kind = ? ORDER BY o.id DESC", q.Kind)
+		tail, args := "WHERE o.kind = ?", []any{q.Kind}
+		if q.BeforeID != "" {
+			tail += " AND o.id < ?"
+			args = append(args, q.BeforeID)
+		}
+		tail += " ORDER BY o.id DESC"
+		if q.Limit > 0 {
+			tail += " LIMIT ?"
+			args = append(args, q.Limit)
+		}
+		return t.queryColumns(ctx, t.columns(), tail, args...)
 	}
 	query, args := t.listSQL(q)
 	return t.queryColumns(ctx, "", query, args...)
@@ -819,6 +831,79 @@ func (t *tx) Delete(ctx context.Context, kind, id string) error {
 		return err
 	}
 	return t.wrote(ctx, kind, account)
+}
+
+func (t *tx) DeleteAccount(ctx context.Context, accountID string) error {
+	// Refs from other accounts into this one would dangle: refused, as Delete refuses.
+	rows, err := t.tx.QueryContext(ctx, t.d.rebind(`SELECT r.from_id FROM refs r JOIN objects f ON f.id = r.from_id
+		JOIN objects o ON o.id = r.to_id WHERE o.account_id = ? AND f.account_id <> ? ORDER BY r.from_id DESC`), accountID, accountID)
+	if err != nil {
+		return err
+	}
+	referrers, err := scanStrings(rows)
+	if err != nil {
+		return err
+	}
+	if len(referrers) > 0 {
+		return &store.ReferencedError{ID: accountID, ReferrerIDs: referrers}
+	}
+	// The shared token buckets (PostgreSQL's rate_limits) are keyed "<scope>:<ID>", the ID
+	// the account's or one of its objects'.
+	if t.d.TakeTokens != "" {
+		if _, err := t.exec(ctx, `DELETE FROM rate_limits WHERE substr(bucket, strpos(bucket, ':') + 1) IN
+			(SELECT id FROM objects WHERE account_id = ?)`, accountID); err != nil {
+			return err
+		}
+	}
+	// The refs between the account's objects go first, so that no statement deletes an
+	// object another still references (the foreign key on refs.to_id).
+	if _, err := t.exec(ctx, "DELETE FROM refs WHERE from_id IN (SELECT id FROM objects WHERE account_id = ?)", accountID); err != nil {
+		return err
+	}
+	rows, err = t.tx.QueryContext(ctx, t.d.rebind("DELETE FROM objects WHERE account_id = ? RETURNING kind"), accountID)
+	if err != nil {
+		return err
+	}
+	deleted, err := scanStrings(rows)
+	if err != nil {
+		return err
+	}
+	for _, stmt := range []string{"DELETE FROM deliveries WHERE account_id = ?", "DELETE FROM events WHERE account_id = ?"} {
+		if _, err := t.exec(ctx, stmt, accountID); err != nil {
+			return err
+		}
+	}
+	// The routing revision is a sum that never moves back: the account's row is folded into
+	// the row of no account, one more, so that the sum moves on and no row names the account.
+	if _, err := t.exec(ctx, `INSERT INTO routing_revision (account_id, revision)
+		SELECT '', revision + 1 FROM routing_revision WHERE account_id = ?
+		ON CONFLICT (account_id) DO UPDATE SET revision = routing_revision.revision + excluded.revision`, accountID); err != nil {
+		return err
+	}
+	if _, err := t.exec(ctx, "DELETE FROM routing_revision WHERE account_id = ?", accountID); err != nil {
+		return err
+	}
+	if t.written == nil {
+		t.written = map[string]bool{}
+	}
+	for _, kind := range deleted {
+		t.written[kind] = true
+	}
+	return nil
+}
+
+// scanStrings reads the one text column of rows and closes them.
+func scanStrings(rows *sql.Rows) ([]string, error) {
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
 }
 
 func (t *tx) exec(ctx context.Context, query string, args ...any) (int64, error) {

@@ -138,7 +138,8 @@ func testOnCommit(t *testing.T, s store.Store) {
 	expect("a rollback, a write that wrote nothing and a read")
 }
 
-// testListAllAccounts: ListQuery.AllAccounts lists a kind across accounts and parents.
+// testListAllAccounts: ListQuery.AllAccounts lists a kind across accounts and parents, a
+// page at a time.
 func testListAllAccounts(t *testing.T, s store.Store) {
 	insert(t, s,
 		&store.Object{Kind: kind, ID: "t_0001", AccountID: acct, Doc: []byte(`{}`)},
@@ -146,9 +147,75 @@ func testListAllAccounts(t *testing.T, s store.Store) {
 		withKeys(&store.Object{Kind: kind, ID: "t_0003", AccountID: acct, ParentID: "p_0001", Doc: []byte(`{}`)}, "k:all"),
 		&store.Object{Kind: kind2, ID: "t_0004", AccountID: acct, Doc: []byte(`{}`)},
 	)
-	got := list(t, s, store.ListQuery{Kind: kind, AccountID: acct2, BeforeID: "t_0002", AllAccounts: true})
+	got := list(t, s, store.ListQuery{Kind: kind, AccountID: acct2, ParentID: "p_0002", AllAccounts: true})
 	checkIDs(t, "List AllAccounts", got, "t_0003", "t_0002", "t_0001")
 	if got[0].ParentID != "p_0001" || got[1].AccountID != acct2 || !slices.Equal(got[0].UniqueKeys, []string{"k:all"}) {
 		t.Fatalf("List AllAccounts: %+v", got)
+	}
+	checkIDs(t, "List AllAccounts first page", list(t, s, store.ListQuery{Kind: kind, Limit: 2, AllAccounts: true}), "t_0003", "t_0002")
+	checkIDs(t, "List AllAccounts next page", list(t, s, store.ListQuery{Kind: kind, BeforeID: "t_0002", Limit: 2, AllAccounts: true}), "t_0001")
+}
+
+// testDeleteAccount: an account's objects, whatever refs they hold between them, its events
+// and deliveries go in one call; another account's stay, and a ref from another account
+// into it refuses the whole deletion.
+func testDeleteAccount(t *testing.T, s store.Store) {
+	account := &store.Object{Kind: "account", ID: acct, AccountID: acct, Doc: []byte(`{}`)}
+	parent := withKeys(obj("t_0001"), "k:"+acct)
+	child := withRefs(&store.Object{Kind: kind, ID: "t_0002", AccountID: acct, ParentID: parent.ID, Doc: []byte(`{}`)}, parent.ID, account.ID)
+	routed := &store.Object{Kind: kinds.HTTPSEdge, ID: "t_0003", AccountID: acct, Doc: []byte(`{}`)}
+	other := &store.Object{Kind: kind, ID: "t_0004", AccountID: acct2, Doc: []byte(`{}`)}
+	insert(t, s, account, parent, child, routed, other)
+	addEvent(t, s, "ev_1", 0, "ed_1")
+	kept := &store.Event{ID: "ev_2", AccountID: acct2, Type: "ip_policy_created.v0", Time: t0, Payload: []byte(`{}`)}
+	write(t, s, func(tx store.Tx) error {
+		return tx.AddEvent(t.Context(), kept, []store.NewDelivery{{ID: "dl_2", DestinationID: "ed_2"}})
+	})
+
+	// A ref from another account: nothing is deleted.
+	intruder := withRefs(&store.Object{Kind: kind, ID: "t_0005", AccountID: acct2, Doc: []byte(`{}`)}, parent.ID)
+	insert(t, s, intruder)
+	var ref *store.ReferencedError
+	if err := try(t, s, func(ctx context.Context, tx store.Tx) error { return tx.DeleteAccount(ctx, acct) }); !errors.As(err, &ref) || !slices.Equal(ref.ReferrerIDs, []string{intruder.ID}) {
+		t.Fatalf("DeleteAccount referenced from another account: err = %v, want ReferencedError by %s", err, intruder.ID)
+	}
+	mustGet(t, s, child)
+	write(t, s, func(tx store.Tx) error { return tx.Delete(t.Context(), kind, intruder.ID) })
+
+	routing := s.(store.Routing)
+	var written []string
+	routing.OnCommit(func(k []string) { written = k })
+	before, err := routing.Revision(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, s, func(tx store.Tx) error { return tx.DeleteAccount(t.Context(), acct) })
+	for _, o := range []*store.Object{account, parent, child, routed} {
+		mustNotFound(t, s, o.Kind, o.ID)
+	}
+	mustGet(t, s, other)
+	if _, err := lookup(t, s, "k:"+acct); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Lookup of the deleted object's key: err = %v, want ErrNotFound", err)
+	}
+	if !slices.Equal(written, []string{"account", kinds.HTTPSEdge, kind}) {
+		t.Errorf("OnCommit kinds = %q", written)
+	}
+	after, err := routing.Revision(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after <= before {
+		t.Errorf("the routing revision went from %d to %d; it must move on", before, after)
+	}
+	evs, err := s.Events(t.Context(), store.OutboxQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := s.Deliveries(t.Context(), store.OutboxQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 1 || evs[0].ID != kept.ID || len(ds) != 1 || ds[0].ID != "dl_2" {
+		t.Errorf("after DeleteAccount: events %+v, deliveries %+v; want only the other account's", evs, ds)
 	}
 }

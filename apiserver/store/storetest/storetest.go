@@ -48,6 +48,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"RoutingConcurrent", testRoutingConcurrent},
 		{"OnCommit", testOnCommit},
 		{"ListAllAccounts", testListAllAccounts},
+		{"DeleteAccount", testDeleteAccount},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -271,8 +272,11 @@ func testRoundTrip(t *testing.T, s store.Store) {
 	checkIs(t, "Update deleted", updateErr(t, s, &upd), store.ErrNotFound)
 }
 
-// testGetWith: an object, what its refs name and the holder of its account's key, in one call.
+// testGetWith: an object, what its refs name, the holder of its account's key and its
+// account, in one call.
 func testGetWith(t *testing.T, s store.Store) {
+	account := &store.Object{Kind: "account", ID: acct, AccountID: acct, Doc: []byte(`{}`)}
+	insert(t, s, account)
 	owner, other := obj("t_0001"), obj("t_0002")
 	holder := withKeys(obj("t_0003"), "x:"+acct+":api", "y")
 	elsewhere := withKeys(obj("t_0004"), "x:acct_other:api")
@@ -296,16 +300,30 @@ func testGetWith(t *testing.T, s store.Store) {
 	}
 	checkObject(t, g.obj, withRefs(obj(key.ID))) // without its keys and refs
 	slices.SortFunc(g.with, func(a, b *store.Object) int { return strings.Compare(a.ID, b.ID) })
-	checkIDs(t, "with", g.with, owner.ID, other.ID, holder.ID)
-	checkObject(t, g.with[2], obj(holder.ID))
+	checkIDs(t, "with", g.with, account.ID, owner.ID, other.ID, holder.ID)
+	checkObject(t, g.with[3], obj(holder.ID))
 
-	// No refs, no key held: the object alone.
+	// No refs, no key held: the object and its account.
 	g, err = getWith(kind, lone.ID, store.AccountKey{Prefix: "z:", Suffix: ":api"})
 	if err != nil {
 		t.Fatalf("GetWith lone: %v", err)
 	}
 	checkObject(t, g.obj, lone)
-	checkIDs(t, "with of lone", g.with)
+	checkIDs(t, "with of lone", g.with, account.ID)
+
+	// The account itself: not its own account besides.
+	g, err = getWith("account", account.ID, store.AccountKey{Prefix: "z:", Suffix: ":api"})
+	if err != nil {
+		t.Fatalf("GetWith account: %v", err)
+	}
+	checkIDs(t, "with of the account", g.with)
+
+	// No account object stored: the object without it.
+	g, err = getWith(kind, elsewhere.ID, store.AccountKey{Prefix: "z:", Suffix: ":api"})
+	if err != nil {
+		t.Fatalf("GetWith elsewhere: %v", err)
+	}
+	checkIDs(t, "with of an object of an account not stored", g.with)
 
 	for _, tt := range []struct{ kind, id string }{{kind, "t_9999"}, {kind2, key.ID}} {
 		if _, err := getWith(tt.kind, tt.id, store.AccountKey{Prefix: "x:", Suffix: ":api"}); !errors.Is(err, store.ErrNotFound) {
