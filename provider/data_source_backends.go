@@ -67,7 +67,7 @@ var httpResponseBackendDataSources = dataSources[api.HTTPResponseBackend, httpRe
 }
 
 // tunnelGroupBackendDataSources are data.warren_tunnel_group_backend and data.warren_tunnel_group_backends.
-var tunnelGroupBackendDataSources = dataSources[api.TunnelGroupBackend, tunnelGroupBackendModel]{
+var tunnelGroupBackendDataSources = dataSources[api.TunnelGroupBackend, tunnelGroupBackendDataModel]{
 	name:        "tunnel_group_backend",
 	plural:      "tunnel_group_backends",
 	describeOne: "Reads a tunnel group backend by ID.",
@@ -75,7 +75,7 @@ var tunnelGroupBackendDataSources = dataSources[api.TunnelGroupBackend, tunnelGr
 	attributes:  tunnelGroupBackendDataAttributes,
 	get:         func(c *client.Client) getFunc[api.TunnelGroupBackend] { return c.TunnelGroupBackends.Get },
 	list:        func(c *client.Client) listFunc[api.TunnelGroupBackend] { return c.TunnelGroupBackends.List },
-	flatten:     flattenTunnelGroupBackend,
+	flatten:     flattenTunnelGroupBackendData,
 	unfiltered:  true,
 }
 
@@ -110,6 +110,6 @@ func httpResponseBackendDataAttributes() map[string]schema.Attribute {
 func tunnelGroupBackendDataAttributes() map[string]schema.Attribute {
 	return backendDataAttributes(map[string]schema.Attribute{
 		"labels":  schema.MapAttribute{MarkdownDescription: "Labels a tunnel must carry.", Computed: true, ElementType: types.StringType},
-		"tunnels": computedStringList("IDs of the tunnels that currently match."),
+		"tunnels": computedStringList("IDs of the tunnels of connected agents whose labels include the backend's, as they stand when read."),
 	})
 }

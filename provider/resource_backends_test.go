@@ -75,7 +75,7 @@ func TestAccTunnelGroupBackend(t *testing.T) {
 	backendCase(t, env, "tunnel_group_backend", "bkdtg_",
 		`resource "warren_tunnel_group_backend" "test" { labels = { env = "prod" } }`,
 		`resource "warren_tunnel_group_backend" "test" { labels = { env = "prod", team = "web" } }`,
-		[]statecheck.StateCheck{stateValue("warren_tunnel_group_backend.test", "tunnels", knownvalue.ListSizeExact(0))},
+		[]statecheck.StateCheck{stateValue("warren_tunnel_group_backend.test", "labels", knownvalue.MapSizeExact(1))},
 		getter(env.client.TunnelGroupBackends.Get), env.client.TunnelGroupBackends.Delete)
 }
 
