@@ -15,6 +15,7 @@ import (
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
+	"github.com/warrenhq/terraform-provider-warren/provider/planmodifiers"
 )
 
 // What the edge resources share: their hostports. The API lowercases the host and writes the
@@ -73,7 +74,7 @@ func hostportsAttribute(desc string) schema.ListAttribute {
 		Computed:            true,
 		Default:             listdefault.StaticValue(types.ListValueMust(types.StringType, []attr.Value{})),
 		Validators:          []validator.List{hostportsValidator{}},
-		PlanModifiers:       []planmodifier.List{sameStrings(hostportKey)},
+		PlanModifiers:       []planmodifier.List{planmodifiers.NormalizedStrings(hostportKey)},
 	}
 }
 
@@ -141,33 +142,5 @@ func (hostportsValidator) ValidateList(_ context.Context, req validator.ListRequ
 			resp.Diagnostics.AddAttributeError(at, "Duplicate hostport", "The hostport "+rules.Quote(s.ValueString())+" is listed more than once.")
 		}
 		seen[key] = true
-	}
-}
-
-// sameStrings keeps the state's list of strings when the planned one means the same element
-// by element (see sameString).
-func sameStrings(normalize func(string) string) planmodifier.List {
-	return sameStringsModifier(normalize)
-}
-
-type sameStringsModifier func(string) string
-
-func (m sameStringsModifier) Description(context.Context) string {
-	return "A value that means the same as the one in state (e.g. differs only in case) is no change."
-}
-func (m sameStringsModifier) MarkdownDescription(ctx context.Context) string {
-	return m.Description(ctx)
-}
-func (m sameStringsModifier) PlanModifyList(_ context.Context, req planmodifier.ListRequest, resp *planmodifier.ListResponse) {
-	if !known(req.StateValue) || !known(req.PlanValue) {
-		return
-	}
-	for _, e := range req.PlanValue.Elements() {
-		if e.IsUnknown() {
-			return
-		}
-	}
-	if sameStringsAs(m, stringsOf(req.StateValue), stringsOf(req.PlanValue)) {
-		resp.PlanValue = req.StateValue
 	}
 }

@@ -120,7 +120,7 @@ func (m member) resource() rschema.Attribute {
 	}
 	if m.kind == kindPolicy {
 		a.CustomType = policyType{}
-		a.PlanModifiers = append(a.PlanModifiers, keepSamePolicy{})
+		a.PlanModifiers = append(a.PlanModifiers, keepSamePolicy)
 	}
 	return a
 }

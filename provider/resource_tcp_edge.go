@@ -40,9 +40,7 @@ var tcpEdgeModules = moduleSlots[tcpEdgeModel, api.TCPEdgeCreate, api.TCPEdge]{
 // NewTCPEdgeResource is warren_tcp_edge.
 func NewTCPEdgeResource() resource.Resource {
 	return &tcpEdgeResource{crud[tcpEdgeModel, api.TCPEdge]{
-		what: "TCP edge", id: func(m *tcpEdgeModel) string { return m.ID.ValueString() }, flattenDiags: flattenTCPEdge(false),
-		get:     func(c *client.Client) getFunc[api.TCPEdge] { return c.TCPEdges.Get },
-		del:     func(c *client.Client) func(context.Context, string) error { return c.TCPEdges.Delete },
+		what: "TCP edge", flattenDiags: flattenTCPEdge(false),
 		modules: tcpEdgeModules.owned(func(c *client.Client, _ *tcpEdgeModel) moduleDeleter { return c.TCPEdges.DeleteModule }),
 		members: tcpEdgeModules.memberRules(),
 	}}
@@ -125,8 +123,6 @@ var tcpEdgeDataSources = dataSources[api.TCPEdge, tcpEdgeModel]{
 	attributes: func() map[string]dschema.Attribute {
 		return tcpEdgeModules.dataAttributes(edgeDataAttributes(tcpHostportsDesc))
 	},
-	get:          func(c *client.Client) getFunc[api.TCPEdge] { return c.TCPEdges.Get },
-	list:         func(c *client.Client) listFunc[api.TCPEdge] { return c.TCPEdges.List },
 	flattenDiags: flattenTCPEdge(true),
 	unfiltered:   true,
 }

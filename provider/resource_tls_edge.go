@@ -51,9 +51,7 @@ var tlsEdgeModules = moduleSlots[tlsEdgeModel, api.TLSEdgeCreate, api.TLSEdge]{
 // NewTLSEdgeResource is warren_tls_edge.
 func NewTLSEdgeResource() resource.Resource {
 	return &tlsEdgeResource{crud[tlsEdgeModel, api.TLSEdge]{
-		what: "TLS edge", id: func(m *tlsEdgeModel) string { return m.ID.ValueString() }, flattenDiags: flattenTLSEdge(false),
-		get:     func(c *client.Client) getFunc[api.TLSEdge] { return c.TLSEdges.Get },
-		del:     func(c *client.Client) func(context.Context, string) error { return c.TLSEdges.Delete },
+		what: "TLS edge", flattenDiags: flattenTLSEdge(false),
 		modules: tlsEdgeModules.owned(func(c *client.Client, _ *tlsEdgeModel) moduleDeleter { return c.TLSEdges.DeleteModule }),
 		members: tlsEdgeModules.memberRules(),
 	}}
@@ -150,8 +148,6 @@ var tlsEdgeDataSources = dataSources[api.TLSEdge, tlsEdgeModel]{
 	attributes: func() map[string]dschema.Attribute {
 		return tlsEdgeModules.dataAttributes(edgeDataAttributes(tlsHostportsDesc))
 	},
-	get:          func(c *client.Client) getFunc[api.TLSEdge] { return c.TLSEdges.Get },
-	list:         func(c *client.Client) listFunc[api.TLSEdge] { return c.TLSEdges.List },
 	flattenDiags: flattenTLSEdge(true),
 	unfiltered:   true,
 }

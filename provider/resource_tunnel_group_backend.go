@@ -10,7 +10,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
-	"github.com/warrenhq/terraform-provider-warren/internal/client"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
 
@@ -23,9 +22,7 @@ var (
 // NewTunnelGroupBackendResource is warren_tunnel_group_backend.
 func NewTunnelGroupBackendResource() resource.Resource {
 	return &tunnelGroupBackendResource{crud[tunnelGroupBackendModel, api.TunnelGroupBackend]{
-		what: "tunnel group backend", id: tunnelGroupBackendID, flatten: flattenTunnelGroupBackend,
-		get: func(c *client.Client) getFunc[api.TunnelGroupBackend] { return c.TunnelGroupBackends.Get },
-		del: func(c *client.Client) func(context.Context, string) error { return c.TunnelGroupBackends.Delete },
+		what: "tunnel group backend", flatten: flattenTunnelGroupBackend,
 	}}
 }
 
@@ -91,8 +88,6 @@ func (r *tunnelGroupBackendResource) Update(ctx context.Context, req resource.Up
 		return r.client.TunnelGroupBackends.Update(ctx, prior.ID.ValueString(), expandTunnelGroupBackend(plan))
 	})
 }
-
-func tunnelGroupBackendID(m *tunnelGroupBackendModel) string { return m.ID.ValueString() }
 
 func expandTunnelGroupBackend(m *tunnelGroupBackendModel) api.TunnelGroupBackendCreate {
 	return api.TunnelGroupBackendCreate{Description: clearable(m.Description), Metadata: clearable(m.Metadata), Labels: stringMapOf(m.Labels)}

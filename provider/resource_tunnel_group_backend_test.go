@@ -84,3 +84,12 @@ func TestTunnelGroupBackendStateWithTunnels(t *testing.T) {
 		t.Fatal("no upgraded state")
 	}
 }
+
+func TestAccTunnelGroupBackend(t *testing.T) {
+	env := newAccEnv(t)
+	backendCase(t, env, "tunnel_group_backend", "bkdtg_",
+		`resource "warren_tunnel_group_backend" "test" { labels = { env = "prod" } }`,
+		`resource "warren_tunnel_group_backend" "test" { labels = { env = "prod", team = "web" } }`,
+		[]statecheck.StateCheck{stateValue("warren_tunnel_group_backend.test", "labels", knownvalue.MapSizeExact(1))},
+		getter(env.client.TunnelGroupBackends.Get), env.client.TunnelGroupBackends.Delete)
+}
