@@ -7,6 +7,8 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	dschema "github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
@@ -14,6 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
+	"github.com/warrenhq/terraform-provider-warren/internal/client"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 	"github.com/warrenhq/terraform-provider-warren/provider/planmodifiers"
 )
@@ -142,5 +145,73 @@ func (hostportsValidator) ValidateList(_ context.Context, req validator.ListRequ
 			resp.Diagnostics.AddAttributeError(at, "Duplicate hostport", "The hostport "+rules.Quote(s.ValueString())+" is listed more than once.")
 		}
 		seen[key] = true
+	}
+}
+
+// moduleEdge is what the TCP and TLS edges do alike: create and update with a body of the
+// edge's fields and every module the plan has (a PATCH keeps the others; removed ones are
+// deleted by the crud), and map the API's edge back. M is the model, In the request, T the
+// API's edge.
+type moduleEdge[M, In, T any] struct {
+	crud[M, T]
+	slots moduleSlots[M, In, T]
+	// request is the body with the edge's own fields; fields are the model's.
+	request func(description, metadata *string, hostports []string) In
+	fields  func(*M) *edgeFields
+}
+
+// edgeWriter is the client's collection of an edge (client.Collection).
+type edgeWriter[In, T any] interface {
+	Create(context.Context, In) (*T, error)
+	Update(context.Context, string, In) (*T, error)
+}
+
+// newModuleEdge declares an edge: what for messages, its modules, its request and how its
+// API object and model hold the edge's fields.
+func newModuleEdge[M, In, T any](what string, slots moduleSlots[M, In, T], del func(*client.Client) moduleDeleter, request func(description, metadata *string, hostports []string) In, fields func(*M) *edgeFields, apiFields func(*T) (api.Meta, string, string, []string)) moduleEdge[M, In, T] {
+	return moduleEdge[M, In, T]{
+		crud: crud[M, T]{
+			what: what, flattenDiags: flattenEdge(slots, fields, apiFields, false),
+			modules: slots.owned(func(c *client.Client, _ *M) moduleDeleter { return del(c) }),
+			members: slots.memberRules(),
+		},
+		slots: slots, request: request, fields: fields,
+	}
+}
+
+func (r *moduleEdge[M, In, T]) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	r.createFrom(ctx, req, resp, func(ctx context.Context, p planned[M]) (*T, error) {
+		in, ok := r.expand(ctx, p, &resp.Diagnostics)
+		if !ok {
+			return nil, errInvalidPlan
+		}
+		return collectionOf[T](r.client).(edgeWriter[In, T]).Create(ctx, in)
+	})
+}
+
+func (r *moduleEdge[M, In, T]) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	r.updateFrom(ctx, req, resp, func(ctx context.Context, p planned[M]) (*T, error) {
+		in, ok := r.expand(ctx, p, &resp.Diagnostics)
+		if !ok {
+			return nil, errInvalidPlan
+		}
+		return collectionOf[T](r.client).(edgeWriter[In, T]).Update(ctx, r.fields(p.prior).ID.ValueString(), in)
+	})
+}
+
+// expand is the body of a create or PATCH.
+func (r *moduleEdge[M, In, T]) expand(ctx context.Context, p planned[M], diags *diag.Diagnostics) (In, bool) {
+	f := r.fields(p.plan)
+	in := r.request(clearable(f.Description), clearable(f.Metadata), stringsOf(f.Hostports))
+	r.slots.expand(ctx, p.plan, p.config, &in, diags)
+	return in, !diags.HasError()
+}
+
+// flattenEdge maps an edge onto the resource's model (data false) or a data source's.
+func flattenEdge[M, In, T any](slots moduleSlots[M, In, T], fields func(*M) *edgeFields, apiFields func(*T) (api.Meta, string, string, []string), data bool) flattenFunc[T, M] {
+	return func(ctx context.Context, e *T, m *M) (diags diag.Diagnostics) {
+		fields(m).set(apiFields(e))
+		slots.flatten(ctx, e, m, data, &diags)
+		return diags
 	}
 }

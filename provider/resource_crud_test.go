@@ -3,12 +3,15 @@ package provider
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
+	"github.com/warrenhq/terraform-provider-warren/internal/client"
 )
 
 // TestAccImportSpelledDifferently imports objects created outside Terraform with a
@@ -60,5 +63,71 @@ func TestAccImportSpelledDifferently(t *testing.T) {
 				},
 			})
 		})
+	}
+}
+
+// TestAccMembersFromReferences sets conflicting members from values known only after apply
+// (another resource's attributes): the plan must fail, before anything is created.
+func TestAccMembersFromReferences(t *testing.T) {
+	env := newAccEnv(t)
+	pki := newTestPKI(t, "rotate.example.com")
+	later := `resource "terraform_data" "later" { input = %q }` + "\n"
+	fails := func(pattern, cfg string, args ...any) resource.TestStep {
+		return resource.TestStep{Config: env.config(cfg, args...), ExpectError: regexp.MustCompile(pattern)}
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories,
+		Steps: []resource.TestStep{
+			fails(`(?s)Invalid Attribute\s+Combination.*known only\s+after apply`, `
+resource "warren_tls_certificate" "x" {
+  certificate_pem = %q
+  private_key_pem = %q
+}
+resource "warren_reserved_domain" "d" {
+  domain                        = "rotate.example.com"
+  certificate_id                = warren_tls_certificate.x.id
+  certificate_management_policy = {}
+}`, pki.certPEM, pki.keyPEM),
+			fails(`(?s)Invalid Attribute\s+Combination`, later+`
+resource "warren_tls_certificate" "x" {
+  certificate_pem            = %[2]q
+  private_key_pem            = terraform_data.later.output
+  private_key_pem_wo         = %[1]q
+  private_key_pem_wo_version = 1
+}`, pki.keyPEM, pki.certPEM),
+			fails(`(?s)Missing Attribute\s+Configuration.*private_key_pem_wo`, later+`
+resource "warren_tls_certificate" "x" {
+  certificate_pem            = %q
+  private_key_pem            = %q
+  private_key_pem_wo_version = terraform_data.later.output
+}`, "1", pki.certPEM, pki.keyPEM),
+			fails(`(?s)Invalid key\s+choice`, later+`
+resource "warren_ssh_certificate_authority" "x" {
+  private_key_type = "ed25519"
+  key_size         = terraform_data.later.output
+}`, "4096"),
+			{
+				// Nothing was applied: no step got past its plan.
+				Config: env.config(``),
+				Check: func(*terraform.State) error {
+					for _, count := range []func(context.Context) (int, error){
+						countOf(env.client.TLSCertificates.List), countOf(env.client.ReservedDomains.List), countOf(env.client.SSHCertificateAuthorities.List),
+					} {
+						if n, err := count(context.Background()); err != nil || n > 0 {
+							return fmt.Errorf("%d objects were created (%v)", n, err)
+						}
+					}
+					return nil
+				},
+			},
+		},
+	})
+}
+
+// countOf counts the objects of a list of the API.
+func countOf[T any](list func(context.Context, client.ListOptions) ([]T, error)) func(context.Context) (int, error) {
+	return func(ctx context.Context) (int, error) {
+		items, err := list(ctx, client.ListOptions{})
+		return len(items), err
 	}
 }
