@@ -5,7 +5,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
-	"github.com/warrenhq/terraform-provider-warren/internal/client"
 )
 
 // Agents create tunnel sessions, tunnels and endpoints by connecting; the API and these data
@@ -19,8 +18,6 @@ var tunnelSessionDataSources = dataSources[api.TunnelSession, tunnelSessionModel
 	describeOne: "Reads a connected agent's tunnel session by ID.",
 	describeAll: "Lists the account's tunnel sessions (one per connected agent), optionally narrowed by a CEL filter on `id`, `metadata`, `agent_version`, `ip`, `os`, `region`, `started_at` and `credential`.",
 	attributes:  tunnelSessionDataAttributes,
-	get:         func(c *client.Client) getFunc[api.TunnelSession] { return c.TunnelSessions.Get },
-	list:        func(c *client.Client) listFunc[api.TunnelSession] { return c.TunnelSessions.List },
 	flatten:     flattenTunnelSession,
 }
 
@@ -31,8 +28,6 @@ var tunnelDataSources = dataSources[api.Tunnel, tunnelModel]{
 	describeOne: "Reads a tunnel of a connected agent by ID.",
 	describeAll: "Lists the account's tunnels (the API takes no filter on them).",
 	attributes:  tunnelDataAttributes,
-	get:         func(c *client.Client) getFunc[api.Tunnel] { return c.Tunnels.Get },
-	list:        func(c *client.Client) listFunc[api.Tunnel] { return c.Tunnels.List },
 	flatten:     flattenTunnel,
 	unfiltered:  true,
 }
@@ -44,8 +39,6 @@ var endpointDataSources = dataSources[api.Endpoint, endpointModel]{
 	describeOne: "Reads the endpoint of an agent's tunnel by ID.",
 	describeAll: "Lists the account's endpoints, optionally narrowed by a CEL filter on `id`, `created_at`, `updated_at`, `description`, `metadata`, `url`, `proto`, `type`, `host`, `hostport`, `region`, `bindings`, `tunnel`, `tunnel_session`, `domain` and `tcp_addr`.",
 	attributes:  endpointDataAttributes,
-	get:         func(c *client.Client) getFunc[api.Endpoint] { return c.Endpoints.Get },
-	list:        func(c *client.Client) listFunc[api.Endpoint] { return c.Endpoints.List },
 	flatten:     flattenEndpoint,
 }
 

@@ -4,7 +4,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
-	"github.com/warrenhq/terraform-provider-warren/internal/client"
 )
 
 // apiKeyDataSources are data.warren_api_key and data.warren_api_keys.
@@ -14,8 +13,6 @@ var apiKeyDataSources = dataSources[api.APIKey, apiKeyModel]{
 	describeOne: "Reads an API key by ID. Its token is never returned.",
 	describeAll: "Lists the account's API keys, optionally narrowed by a CEL filter on `id`, `created_at`, `description`, `metadata` and `owner_id`.",
 	attributes:  apiKeyDataAttributes,
-	get:         func(c *client.Client) getFunc[api.APIKey] { return c.APIKeys.Get },
-	list:        func(c *client.Client) listFunc[api.APIKey] { return c.APIKeys.List },
 	flatten:     flattenAPIKey,
 }
 

@@ -5,7 +5,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
-	"github.com/warrenhq/terraform-provider-warren/internal/client"
 )
 
 // The backend lists of the API take no filter.
@@ -19,8 +18,6 @@ var failoverBackendDataSources = dataSources[api.FailoverBackend, failoverBacken
 	attributes: func() map[string]schema.Attribute {
 		return backendDataAttributes(map[string]schema.Attribute{"backends": computedStringList("Backend IDs in order of preference.")})
 	},
-	get:        func(c *client.Client) getFunc[api.FailoverBackend] { return c.FailoverBackends.Get },
-	list:       func(c *client.Client) listFunc[api.FailoverBackend] { return c.FailoverBackends.List },
 	flatten:    flattenFailoverBackend,
 	unfiltered: true,
 }
@@ -34,8 +31,6 @@ var weightedBackendDataSources = dataSources[api.WeightedBackend, weightedBacken
 	attributes: func() map[string]schema.Attribute {
 		return backendDataAttributes(map[string]schema.Attribute{"backends": weightsAttribute()})
 	},
-	get:        func(c *client.Client) getFunc[api.WeightedBackend] { return c.WeightedBackends.Get },
-	list:       func(c *client.Client) listFunc[api.WeightedBackend] { return c.WeightedBackends.List },
 	flatten:    flattenWeightedBackend,
 	unfiltered: true,
 }
@@ -47,8 +42,6 @@ var staticBackendDataSources = dataSources[api.StaticBackend, staticBackendModel
 	describeOne: "Reads a static backend by ID.",
 	describeAll: "Lists the account's static backends.",
 	attributes:  staticBackendDataAttributes,
-	get:         func(c *client.Client) getFunc[api.StaticBackend] { return c.StaticBackends.Get },
-	list:        func(c *client.Client) listFunc[api.StaticBackend] { return c.StaticBackends.List },
 	flatten:     flattenStaticBackend,
 	unfiltered:  true,
 }
@@ -60,22 +53,18 @@ var httpResponseBackendDataSources = dataSources[api.HTTPResponseBackend, httpRe
 	describeOne: "Reads an HTTP response backend by ID.",
 	describeAll: "Lists the account's HTTP response backends.",
 	attributes:  httpResponseBackendDataAttributes,
-	get:         func(c *client.Client) getFunc[api.HTTPResponseBackend] { return c.HTTPResponseBackends.Get },
-	list:        func(c *client.Client) listFunc[api.HTTPResponseBackend] { return c.HTTPResponseBackends.List },
 	flatten:     flattenHTTPResponseBackend,
 	unfiltered:  true,
 }
 
 // tunnelGroupBackendDataSources are data.warren_tunnel_group_backend and data.warren_tunnel_group_backends.
-var tunnelGroupBackendDataSources = dataSources[api.TunnelGroupBackend, tunnelGroupBackendModel]{
+var tunnelGroupBackendDataSources = dataSources[api.TunnelGroupBackend, tunnelGroupBackendDataModel]{
 	name:        "tunnel_group_backend",
 	plural:      "tunnel_group_backends",
 	describeOne: "Reads a tunnel group backend by ID.",
 	describeAll: "Lists the account's tunnel group backends.",
 	attributes:  tunnelGroupBackendDataAttributes,
-	get:         func(c *client.Client) getFunc[api.TunnelGroupBackend] { return c.TunnelGroupBackends.Get },
-	list:        func(c *client.Client) listFunc[api.TunnelGroupBackend] { return c.TunnelGroupBackends.List },
-	flatten:     flattenTunnelGroupBackend,
+	flatten:     flattenTunnelGroupBackendData,
 	unfiltered:  true,
 }
 
@@ -110,6 +99,6 @@ func httpResponseBackendDataAttributes() map[string]schema.Attribute {
 func tunnelGroupBackendDataAttributes() map[string]schema.Attribute {
 	return backendDataAttributes(map[string]schema.Attribute{
 		"labels":  schema.MapAttribute{MarkdownDescription: "Labels a tunnel must carry.", Computed: true, ElementType: types.StringType},
-		"tunnels": computedStringList("IDs of the tunnels that currently match."),
+		"tunnels": computedStringList("IDs of the tunnels of connected agents whose labels include the backend's, as they stand when read."),
 	})
 }

@@ -4,7 +4,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
-	"github.com/warrenhq/terraform-provider-warren/internal/client"
 )
 
 // tlsCertificateDataSources are data.warren_tls_certificate and data.warren_tls_certificates.
@@ -14,8 +13,6 @@ var tlsCertificateDataSources = dataSources[api.TLSCertificate, tlsCertificateMo
 	describeOne: "Reads a TLS certificate by ID. Its private key is never returned.",
 	describeAll: "Lists the account's TLS certificates, optionally narrowed by a CEL filter on `id`, `created_at`, `description`, `metadata`, `subject_common_name`, `not_before`, `not_after` and `serial_number`.",
 	attributes:  tlsCertificateDataAttributes,
-	get:         func(c *client.Client) getFunc[api.TLSCertificate] { return c.TLSCertificates.Get },
-	list:        func(c *client.Client) listFunc[api.TLSCertificate] { return c.TLSCertificates.List },
 	flatten:     flattenTLSCertificate,
 }
 
@@ -26,8 +23,6 @@ var certificateAuthorityDataSources = dataSources[api.CertificateAuthority, cert
 	describeOne: "Reads a certificate authority by ID.",
 	describeAll: "Lists the account's certificate authorities, optionally narrowed by a CEL filter on `id`, `created_at`, `description`, `metadata`, `subject_common_name`, `not_before` and `not_after`.",
 	attributes:  certificateAuthorityDataAttributes,
-	get:         func(c *client.Client) getFunc[api.CertificateAuthority] { return c.CertificateAuthorities.Get },
-	list:        func(c *client.Client) listFunc[api.CertificateAuthority] { return c.CertificateAuthorities.List },
 	flatten:     flattenCertificateAuthority,
 }
 

@@ -223,7 +223,7 @@ type dataSources[T any, M any] struct {
 func (d dataSources[T, M]) object() datasource.DataSource {
 	return &objectDataSource[T, M]{
 		typeName: "_" + d.name, description: d.describeOne, attributes: d.attributes(),
-		get: d.get, flatten: d.mapping(), keyName: d.keyName, find: d.find,
+		get: d.getter(), flatten: d.mapping(), keyName: d.keyName, find: d.find,
 	}
 }
 
@@ -231,8 +231,24 @@ func (d dataSources[T, M]) object() datasource.DataSource {
 func (d dataSources[T, M]) all() datasource.DataSource {
 	return &listDataSource[T, M]{
 		typeName: "_" + d.plural, member: d.plural, description: d.describeAll, attributes: withID(d.attributes()),
-		list: d.list, flatten: d.mapping(), unfiltered: d.unfiltered,
+		list: d.lister(), flatten: d.mapping(), unfiltered: d.unfiltered,
 	}
+}
+
+// getter and lister are the family's client calls: get and list, else those of the client's
+// collection of T.
+func (d dataSources[T, M]) getter() func(*client.Client) getFunc[T] {
+	if d.get != nil {
+		return d.get
+	}
+	return getOf[T]
+}
+
+func (d dataSources[T, M]) lister() func(*client.Client) listFunc[T] {
+	if d.list != nil {
+		return d.list
+	}
+	return listOf[T]
 }
 
 // mapping is the family's flatten, with diagnostics.

@@ -5,7 +5,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
-	"github.com/warrenhq/terraform-provider-warren/internal/client"
 )
 
 // eventDestinationDataSources are data.warren_event_destination and
@@ -16,8 +15,6 @@ var eventDestinationDataSources = dataSources[api.EventDestination, eventDestina
 	describeOne:  "Reads an event destination by ID. Its secrets are not shown: the API never returns them.",
 	describeAll:  "Lists the account's event destinations, optionally narrowed by a CEL filter on `id`, `created_at`, `description`, `metadata` and `format`.",
 	attributes:   eventDestinationDataAttributes,
-	get:          func(c *client.Client) getFunc[api.EventDestination] { return c.EventDestinations.Get },
-	list:         func(c *client.Client) listFunc[api.EventDestination] { return c.EventDestinations.List },
 	flattenDiags: flattenEventDestinationData,
 }
 
@@ -29,8 +26,6 @@ var eventSubscriptionDataSources = dataSources[api.EventSubscription, eventSubsc
 	describeOne: "Reads an event subscription by ID.",
 	describeAll: "Lists the account's event subscriptions, optionally narrowed by a CEL filter on `id`, `created_at`, `description` and `metadata`.",
 	attributes:  eventSubscriptionDataAttributes,
-	get:         func(c *client.Client) getFunc[api.EventSubscription] { return c.EventSubscriptions.Get },
-	list:        func(c *client.Client) listFunc[api.EventSubscription] { return c.EventSubscriptions.List },
 	flatten:     flattenEventSubscription,
 }
 

@@ -4,7 +4,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
-	"github.com/warrenhq/terraform-provider-warren/internal/client"
 )
 
 // ipPolicyDataSources are data.warren_ip_policy and data.warren_ip_policies.
@@ -14,8 +13,6 @@ var ipPolicyDataSources = dataSources[api.IPPolicy, ipPolicyModel]{
 	describeOne: "Reads an IP policy by ID.",
 	describeAll: "Lists the account's IP policies, optionally narrowed by a CEL filter on `id`, `created_at`, `description` and `metadata`.",
 	attributes:  ipPolicyDataAttributes,
-	get:         func(c *client.Client) getFunc[api.IPPolicy] { return c.IPPolicies.Get },
-	list:        func(c *client.Client) listFunc[api.IPPolicy] { return c.IPPolicies.List },
 	flatten:     flattenIPPolicy,
 }
 
@@ -26,8 +23,6 @@ var ipPolicyRuleDataSources = dataSources[api.IPPolicyRule, ipPolicyRuleModel]{
 	describeOne: "Reads an IP policy rule by ID.",
 	describeAll: "Lists the account's IP policy rules, optionally narrowed by a CEL filter on `id`, `created_at`, `description`, `metadata`, `ip_policy` (the policy ID), `cidr` and `action`.",
 	attributes:  ipPolicyRuleDataAttributes,
-	get:         func(c *client.Client) getFunc[api.IPPolicyRule] { return c.IPPolicyRules.Get },
-	list:        func(c *client.Client) listFunc[api.IPPolicyRule] { return c.IPPolicyRules.List },
 	flatten:     flattenIPPolicyRule,
 }
 
@@ -38,8 +33,6 @@ var ipRestrictionDataSources = dataSources[api.IPRestriction, ipRestrictionModel
 	describeOne: "Reads an IP restriction by ID.",
 	describeAll: "Lists the account's IP restrictions, optionally narrowed by a CEL filter on `id`, `created_at`, `description` and `metadata`.",
 	attributes:  ipRestrictionDataAttributes,
-	get:         func(c *client.Client) getFunc[api.IPRestriction] { return c.IPRestrictions.Get },
-	list:        func(c *client.Client) listFunc[api.IPRestriction] { return c.IPRestrictions.List },
 	flatten:     flattenIPRestriction,
 }
 

@@ -5,7 +5,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
-	"github.com/warrenhq/terraform-provider-warren/internal/client"
 )
 
 // orchestratorOperatorDataSources are data.warren_orchestrator_operator and
@@ -16,8 +15,6 @@ var orchestratorOperatorDataSources = dataSources[api.OrchestratorOperator, orch
 	describeOne: "Reads an orchestrator operator by ID.",
 	describeAll: "Lists the account's orchestrator operators (the API takes no filter on them).",
 	attributes:  orchestratorOperatorDataAttributes,
-	get:         func(c *client.Client) getFunc[api.OrchestratorOperator] { return c.OrchestratorOperators.Get },
-	list:        func(c *client.Client) listFunc[api.OrchestratorOperator] { return c.OrchestratorOperators.List },
 	flatten:     flattenOrchestratorOperatorData,
 	unfiltered:  true,
 }

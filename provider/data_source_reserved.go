@@ -18,8 +18,6 @@ var reservedDomainDataSources = dataSources[api.ReservedDomain, reservedDomainMo
 	describeOne: "Reads a reserved domain by `id` or by `domain` (exactly one of them).",
 	describeAll: "Lists the account's reserved domains, optionally narrowed by a CEL filter on `id`, `created_at`, `description`, `metadata`, `domain`, `region`, `cname_target`, `certificate.id` and `acme_challenge_cname_target`.",
 	attributes:  reservedDomainDataAttributes,
-	get:         func(c *client.Client) getFunc[api.ReservedDomain] { return c.ReservedDomains.Get },
-	list:        func(c *client.Client) listFunc[api.ReservedDomain] { return c.ReservedDomains.List },
 	flatten:     flattenReservedDomain,
 	keyName:     "domain",
 	find: func(ctx context.Context, c *client.Client, domain string) (*api.ReservedDomain, error) {
@@ -38,8 +36,6 @@ var reservedAddrDataSources = dataSources[api.ReservedAddr, reservedAddrModel]{
 	describeOne: "Reads a reserved TCP address by ID.",
 	describeAll: "Lists the account's reserved TCP addresses, optionally narrowed by a CEL filter on `id`, `created_at`, `description`, `metadata`, `addr` and `region`.",
 	attributes:  reservedAddrDataAttributes,
-	get:         func(c *client.Client) getFunc[api.ReservedAddr] { return c.ReservedAddrs.Get },
-	list:        func(c *client.Client) listFunc[api.ReservedAddr] { return c.ReservedAddrs.List },
 	flatten:     flattenReservedAddr,
 }
 

@@ -16,8 +16,6 @@ var serviceUserDataSources = dataSources[api.ServiceUser, serviceUserModel]{
 	describeOne: "Reads a service user by `id` or by `name` (exactly one of them).",
 	describeAll: "Lists the account's service users, optionally narrowed by a CEL filter on `id` and `created_at`.",
 	attributes:  serviceUserDataAttributes,
-	get:         func(c *client.Client) getFunc[api.ServiceUser] { return c.ServiceUsers.Get },
-	list:        func(c *client.Client) listFunc[api.ServiceUser] { return c.ServiceUsers.List },
 	flatten:     flattenServiceUser,
 	keyName:     "name",
 	// Names are unique in an account, but the API filters service users only on id and created_at.

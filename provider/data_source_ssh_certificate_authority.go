@@ -4,7 +4,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
-	"github.com/warrenhq/terraform-provider-warren/internal/client"
 )
 
 // sshCertificateAuthorityDataSources are data.warren_ssh_certificate_authority and data.warren_ssh_certificate_authorities.
@@ -14,8 +13,6 @@ var sshCertificateAuthorityDataSources = dataSources[api.SSHCertificateAuthority
 	describeOne: "Reads an SSH certificate authority by ID, e.g. to trust its public key.",
 	describeAll: "Lists the account's SSH certificate authorities, optionally narrowed by a CEL filter on `id`, `created_at`, `description` and `metadata`.",
 	attributes:  sshCADataAttributes,
-	get:         func(c *client.Client) getFunc[api.SSHCertificateAuthority] { return c.SSHCertificateAuthorities.Get },
-	list:        func(c *client.Client) listFunc[api.SSHCertificateAuthority] { return c.SSHCertificateAuthorities.List },
 	flatten:     flattenSSHCA,
 }
 

@@ -4,7 +4,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
-	"github.com/warrenhq/terraform-provider-warren/internal/client"
 )
 
 // sshCredentialDataSources are data.warren_ssh_credential and data.warren_ssh_credentials.
@@ -14,8 +13,6 @@ var sshCredentialDataSources = dataSources[api.SSHCredential, sshCredentialModel
 	describeOne: "Reads an SSH credential by ID.",
 	describeAll: "Lists the account's SSH credentials, optionally narrowed by a CEL filter on `id`, `created_at`, `description`, `metadata`, `owner_id` and `acl`.",
 	attributes:  sshCredentialDataAttributes,
-	get:         func(c *client.Client) getFunc[api.SSHCredential] { return c.SSHCredentials.Get },
-	list:        func(c *client.Client) listFunc[api.SSHCredential] { return c.SSHCredentials.List },
 	flatten:     flattenSSHCredential,
 }
 

@@ -4,7 +4,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
-	"github.com/warrenhq/terraform-provider-warren/internal/client"
 )
 
 // tunnelCredentialDataSources are data.warren_tunnel_credential and data.warren_tunnel_credentials.
@@ -14,8 +13,6 @@ var tunnelCredentialDataSources = dataSources[api.Credential, tunnelCredentialMo
 	describeOne: "Reads a tunnel credential by ID. Its token is never returned.",
 	describeAll: "Lists the account's tunnel credentials, optionally narrowed by a CEL filter on `id`, `created_at`, `description`, `metadata`, `owner_id` and `acl`.",
 	attributes:  tunnelCredentialDataAttributes,
-	get:         func(c *client.Client) getFunc[api.Credential] { return c.Credentials.Get },
-	list:        func(c *client.Client) listFunc[api.Credential] { return c.Credentials.List },
 	flatten:     flattenTunnelCredential,
 }
 

@@ -7,6 +7,8 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	dschema "github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
@@ -14,7 +16,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
+	"github.com/warrenhq/terraform-provider-warren/internal/client"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
+	"github.com/warrenhq/terraform-provider-warren/provider/planmodifiers"
 )
 
 // What the edge resources share: their hostports. The API lowercases the host and writes the
@@ -73,7 +77,7 @@ func hostportsAttribute(desc string) schema.ListAttribute {
 		Computed:            true,
 		Default:             listdefault.StaticValue(types.ListValueMust(types.StringType, []attr.Value{})),
 		Validators:          []validator.List{hostportsValidator{}},
-		PlanModifiers:       []planmodifier.List{sameStrings(hostportKey)},
+		PlanModifiers:       []planmodifier.List{planmodifiers.NormalizedStrings(hostportKey)},
 	}
 }
 
@@ -144,30 +148,70 @@ func (hostportsValidator) ValidateList(_ context.Context, req validator.ListRequ
 	}
 }
 
-// sameStrings keeps the state's list of strings when the planned one means the same element
-// by element (see sameString).
-func sameStrings(normalize func(string) string) planmodifier.List {
-	return sameStringsModifier(normalize)
+// moduleEdge is what the TCP and TLS edges do alike: create and update with a body of the
+// edge's fields and every module the plan has (a PATCH keeps the others; removed ones are
+// deleted by the crud), and map the API's edge back. M is the model, In the request, T the
+// API's edge.
+type moduleEdge[M, In, T any] struct {
+	crud[M, T]
+	slots moduleSlots[M, In, T]
+	// request is the body with the edge's own fields; fields are the model's.
+	request func(description, metadata *string, hostports []string) In
+	fields  func(*M) *edgeFields
 }
 
-type sameStringsModifier func(string) string
+// edgeWriter is the client's collection of an edge (client.Collection).
+type edgeWriter[In, T any] interface {
+	Create(context.Context, In) (*T, error)
+	Update(context.Context, string, In) (*T, error)
+}
 
-func (m sameStringsModifier) Description(context.Context) string {
-	return "A value that means the same as the one in state (e.g. differs only in case) is no change."
-}
-func (m sameStringsModifier) MarkdownDescription(ctx context.Context) string {
-	return m.Description(ctx)
-}
-func (m sameStringsModifier) PlanModifyList(_ context.Context, req planmodifier.ListRequest, resp *planmodifier.ListResponse) {
-	if !known(req.StateValue) || !known(req.PlanValue) {
-		return
+// newModuleEdge declares an edge: what for messages, its modules, its request and how its
+// API object and model hold the edge's fields.
+func newModuleEdge[M, In, T any](what string, slots moduleSlots[M, In, T], del func(*client.Client) moduleDeleter, request func(description, metadata *string, hostports []string) In, fields func(*M) *edgeFields, apiFields func(*T) (api.Meta, string, string, []string)) moduleEdge[M, In, T] {
+	return moduleEdge[M, In, T]{
+		crud: crud[M, T]{
+			what: what, flattenDiags: flattenEdge(slots, fields, apiFields, false),
+			modules: slots.owned(func(c *client.Client, _ *M) moduleDeleter { return del(c) }),
+			members: slots.memberRules(),
+		},
+		slots: slots, request: request, fields: fields,
 	}
-	for _, e := range req.PlanValue.Elements() {
-		if e.IsUnknown() {
-			return
+}
+
+func (r *moduleEdge[M, In, T]) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	r.createFrom(ctx, req, resp, func(ctx context.Context, p planned[M]) (*T, error) {
+		in, ok := r.expand(ctx, p, &resp.Diagnostics)
+		if !ok {
+			return nil, errInvalidPlan
 		}
-	}
-	if sameStringsAs(m, stringsOf(req.StateValue), stringsOf(req.PlanValue)) {
-		resp.PlanValue = req.StateValue
+		return collectionOf[T](r.client).(edgeWriter[In, T]).Create(ctx, in)
+	})
+}
+
+func (r *moduleEdge[M, In, T]) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	r.updateFrom(ctx, req, resp, func(ctx context.Context, p planned[M]) (*T, error) {
+		in, ok := r.expand(ctx, p, &resp.Diagnostics)
+		if !ok {
+			return nil, errInvalidPlan
+		}
+		return collectionOf[T](r.client).(edgeWriter[In, T]).Update(ctx, r.fields(p.prior).ID.ValueString(), in)
+	})
+}
+
+// expand is the body of a create or PATCH.
+func (r *moduleEdge[M, In, T]) expand(ctx context.Context, p planned[M], diags *diag.Diagnostics) (In, bool) {
+	f := r.fields(p.plan)
+	in := r.request(clearable(f.Description), clearable(f.Metadata), stringsOf(f.Hostports))
+	r.slots.expand(ctx, p.plan, p.config, &in, diags)
+	return in, !diags.HasError()
+}
+
+// flattenEdge maps an edge onto the resource's model (data false) or a data source's.
+func flattenEdge[M, In, T any](slots moduleSlots[M, In, T], fields func(*M) *edgeFields, apiFields func(*T) (api.Meta, string, string, []string), data bool) flattenFunc[T, M] {
+	return func(ctx context.Context, e *T, m *M) (diags diag.Diagnostics) {
+		fields(m).set(apiFields(e))
+		slots.flatten(ctx, e, m, data, &diags)
+		return diags
 	}
 }

@@ -2,6 +2,8 @@ package provider
 
 import (
 	"context"
+	"fmt"
+	"regexp"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -9,6 +11,15 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/warrenhq/terraform-provider-warren/internal/client"
+	"github.com/warrenhq/terraform-provider-warren/provider/planmodifiers"
 )
 
 // TestHostportsValidator: each known hostport is checked as the server does, duplicates
@@ -60,7 +71,7 @@ func TestHostportsSpelling(t *testing.T) {
 		{"unknown element", types.ListValueMust(types.StringType, []attr.Value{types.StringUnknown()}), types.ListValueMust(types.StringType, []attr.Value{types.StringUnknown()})},
 	} {
 		resp := &planmodifier.ListResponse{PlanValue: tt.plan}
-		sameStrings(hostportKey).PlanModifyList(context.Background(), planmodifier.ListRequest{StateValue: state, PlanValue: tt.plan}, resp)
+		planmodifiers.NormalizedStrings(hostportKey).PlanModifyList(context.Background(), planmodifier.ListRequest{StateValue: state, PlanValue: tt.plan}, resp)
 		if !resp.PlanValue.Equal(tt.want) {
 			t.Errorf("%s: plan %v, want %v", tt.name, resp.PlanValue, tt.want)
 		}
@@ -81,9 +92,84 @@ func TestKeepSamePolicy(t *testing.T) {
 		{"null", types.StringNull(), types.StringNull()},
 	} {
 		resp := &planmodifier.StringResponse{PlanValue: tt.plan}
-		keepSamePolicy{}.PlanModifyString(context.Background(), planmodifier.StringRequest{StateValue: state, PlanValue: tt.plan}, resp)
+		keepSamePolicy.PlanModifyString(context.Background(), planmodifier.StringRequest{StateValue: state, PlanValue: tt.plan}, resp)
 		if !resp.PlanValue.Equal(tt.want) {
 			t.Errorf("%s: plan %v, want %v", tt.name, resp.PlanValue, tt.want)
 		}
+	}
+}
+
+// moduleGone checks through the API that an edge's modules are not configured (GET 404).
+func moduleGone(addr string, getModule func(ctx context.Context, id, module string, out any) error, modules ...string) resource.TestCheckFunc {
+	return func(s *terraform.State) error {
+		rs, ok := s.RootModule().Resources[addr]
+		if !ok {
+			return fmt.Errorf("%s not in state", addr)
+		}
+		for _, m := range modules {
+			var out map[string]any
+			err := getModule(context.Background(), rs.Primary.ID, m, &out)
+			if err == nil {
+				return fmt.Errorf("%s still has the module %s on the server: %v", addr, m, out)
+			}
+			if !client.IsNotFound(err) {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+func emptyPlan() resource.ConfigPlanChecks {
+	return resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}
+}
+
+func moduleValue(addr, module, member string, value knownvalue.Check) statecheck.StateCheck {
+	return statecheck.ExpectKnownValue(addr, tfjsonpath.New(module).AtMapKey(member), value)
+}
+
+// TestAccEdgeValidation: the rules over edges fail the plan, including when a member comes
+// from another resource and is known only at apply.
+func TestAccEdgeValidation(t *testing.T) {
+	env := newAccEnv(t)
+	pki := newTestPKI(t, "v")
+	tcp := func(body string) string {
+		return env.config(`resource "warren_tcp_edge" "t" {
+  %s
+}`, body)
+	}
+	tls := func(body string) string {
+		return env.config(`
+resource "warren_certificate_authority" "ca" { ca_pem = %q }
+resource "warren_tls_edge" "t" {
+  %s
+}`, pki.caPEM, body)
+	}
+	for _, tt := range []struct {
+		name, config, err string
+	}{
+		{"hostport without port", tcp(`hostports = ["tcp.example.org"]`), `(?s)Invalid hostport.*"tcp.example.org" must be hostname:port`},
+		{"hostport port out of range", tcp(`hostports = ["tcp.example.org:70000"]`), `(?s)port of .* must be from 1 to 65535`},
+		{"hostport twice, in another case", tcp(`hostports = ["a.example.org:1", "A.example.org:1"]`), `(?s)Duplicate hostport.*"A.example.org:1" is listed more than once`},
+		{"empty IP policy list", tcp(`ip_restriction = { ip_policy_ids = [] }`), `needs at least one IP policy`},
+		{"HTTP phase on a TCP edge", tcp(`traffic_policy = { value = jsonencode({ on_http_request = [{ actions = [{ type = "deny" }] }] }) }`), `(?s)on_http_request is not allowed in the traffic policy of a TCP edge`},
+		{"unknown action type", tcp(`traffic_policy = { value = jsonencode({ on_tcp_connect = [{ actions = [{ type = "teleport" }] }] }) }`), `(?s)unknown\s+type\s+"teleport".\s+Supported\s+types\s+are\s+add-headers,\s+close-connection,`},
+		{"bad traffic policy action config", tcp(`traffic_policy = { value = jsonencode({ on_tcp_connect = [{ actions = [{ type = "restrict-ips", config = { allow = ["not-a-cidr"] } }] }] }) }`), `(?s)on_tcp_connect\s+rule\s+1:\s+action\s+1\s+\(restrict-ips\):\s+allow:\s+"not-a-cidr"\s+is\s+not\s+a\s+CIDR\s+range`},
+		{"traffic policy action not run here", tcp(`traffic_policy = { value = jsonencode({ on_tcp_connect = [{ actions = [{ type = "terminate-tls" }] }] }) }`), `(?s)action\s+1\s+\(terminate-tls\):\s+this\s+server\s+does\s+not\s+run\s+this\s+action\s+type`},
+		{"min_version with upstream", tls(`tls_termination = {
+    terminate_at = "upstream"
+    min_version  = "1.2"
+  }`), `(?s)min_version must be null when terminate_at is .upstream`},
+		// The CA's ID is known only at apply: the module is configured all the same.
+		{"mutual TLS with upstream", tls(`tls_termination = { terminate_at = "upstream" }
+  mutual_tls      = { certificate_authority_ids = [warren_certificate_authority.ca.id] }`), `(?s)mutual_tls.*terminate_at is "upstream"`},
+		{"unknown terminate_at", tls(`tls_termination = { terminate_at = "origin" }`), `Invalid terminate_at "origin"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			resource.ParallelTest(t, resource.TestCase{
+				ProtoV6ProviderFactories: providerFactories,
+				Steps:                    []resource.TestStep{{Config: tt.config, PlanOnly: true, ExpectError: regexp.MustCompile(tt.err)}},
+			})
+		})
 	}
 }

@@ -2,6 +2,8 @@ package provider
 
 import (
 	"context"
+	"errors"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
@@ -19,8 +21,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/client"
+	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 	"github.com/warrenhq/terraform-provider-warren/provider/validators"
 )
 
@@ -116,7 +120,7 @@ func (m member) resource() rschema.Attribute {
 	}
 	if m.kind == kindPolicy {
 		a.CustomType = policyType{}
-		a.PlanModifiers = append(a.PlanModifiers, keepSamePolicy{})
+		a.PlanModifiers = append(a.PlanModifiers, keepSamePolicy)
 	}
 	return a
 }
@@ -171,7 +175,7 @@ type module[M, Req, Resp any] struct {
 func (d module[M, Req, Resp]) resourceAttribute(desc string) rschema.SingleNestedAttribute {
 	a := member{desc: desc, kind: kindObject, members: d.members}.resource().(rschema.SingleNestedAttribute)
 	if d.check != nil {
-		a.Validators = []validator.Object{moduleCheck[M, Req]{expand: d.expand, check: d.check}}
+		a.Validators = []validator.Object{moduleCheck[M, Req]{expand: d.expand, check: d.check, members: d.rules}}
 	}
 	return a
 }
@@ -263,11 +267,14 @@ func onlyTypes(v types.Object, typ basetypes.ObjectType, diags *diag.Diagnostics
 }
 
 // moduleCheck runs a module's value rule of internal/rules at plan time, once the module is
-// known down to its last value (until then the server checks it at apply), and reports a
-// violation on the member it names.
+// known down to its last value (until then the server checks it at apply), and reports each
+// violation on the member it names: one diagnostic per problem, every problem of the module.
 type moduleCheck[M, Req any] struct {
 	expand func(plan, config *M) *Req
 	check  func(*Req) error
+	// members are the module's rules over which members are set: while one fails, its own
+	// diagnostic says so, and the value rule (which checks the same again) stays silent.
+	members []validators.Members
 }
 
 func (v moduleCheck[M, Req]) Description(context.Context) string {
@@ -281,13 +288,80 @@ func (v moduleCheck[M, Req]) ValidateObject(ctx context.Context, req validator.O
 	if !fullyKnown(ctx, req.ConfigValue) {
 		return
 	}
-	var m M
-	if req.ConfigValue.As(ctx, &m, basetypes.ObjectAsOptions{}).HasError() {
-		return
+	for _, r := range v.members {
+		if req.Config.Schema != nil && r.Under(req.Path).Check(ctx, req.Config, false).HasError() {
+			return
+		}
 	}
-	if err := v.check(v.expand(&m, &m)); err != nil {
+	// The rule stops at its first violation: the member it names is left out (the server's
+	// default, or missing) and the rule run again, so that each member's problem is reported,
+	// once; a member named again has nothing new to say.
+	value, reported := req.ConfigValue, map[string]bool{}
+	for range len(value.Attributes()) + 1 {
+		var m M
+		if value.As(ctx, &m, basetypes.ObjectAsOptions{}).HasError() {
+			return
+		}
+		err := v.check(v.expand(&m, &m))
+		if err == nil {
+			return
+		}
+		field := violationField(err)
+		if reported[field] {
+			return
+		}
+		reported[field] = true
 		addViolationAt(&resp.Diagnostics, req.Path, "Invalid module", err)
+		var ok bool
+		if value, ok = withoutMember(ctx, value, field); !ok {
+			return
+		}
 	}
+}
+
+// violationField is the member a violation of internal/rules names ("" for none).
+func violationField(err error) string {
+	var v *rules.Violation
+	if errors.As(err, &v) {
+		return v.Field
+	}
+	return ""
+}
+
+// withoutMember is the object with the attribute a member path names ("num_buckets",
+// "provider.github.teams", "backends[2]": the deepest attribute it names) set to null; false
+// when the path names no attribute.
+func withoutMember(ctx context.Context, obj types.Object, field string) (types.Object, bool) {
+	names := strings.FieldsFunc(field, func(r rune) bool { return r == '.' || r == '[' || r == ']' })
+	if len(names) == 0 {
+		return obj, false
+	}
+	attrs := obj.Attributes()
+	current, ok := attrs[names[0]]
+	if !ok {
+		return obj, false
+	}
+	typ := obj.AttributeTypes(ctx)[names[0]]
+	var replaced attr.Value
+	if nested, isObject := current.(types.Object); isObject && len(names) > 1 && known(nested) {
+		if inner, ok := withoutMember(ctx, nested, strings.Join(names[1:], ".")); ok {
+			replaced = inner
+		}
+	}
+	if replaced == nil {
+		null, err := typ.ValueFromTerraform(ctx, tftypes.NewValue(typ.TerraformType(ctx), nil))
+		if err != nil {
+			return obj, false
+		}
+		replaced = null
+	}
+	out := make(map[string]attr.Value, len(attrs))
+	for name, a := range attrs {
+		out[name] = a
+	}
+	out[names[0]] = replaced
+	value, diags := types.ObjectValue(obj.AttributeTypes(ctx), out)
+	return value, !diags.HasError()
 }
 
 // fullyKnown says a value holds no unknown value at any depth.

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -10,8 +11,11 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
+	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
 
@@ -159,6 +163,87 @@ func TestModuleCheck(t *testing.T) {
 			v.ValidateObject(ctx, validator.ObjectRequest{Path: path.Root("request_headers"), ConfigValue: tt.value}, &resp)
 			if resp.Diagnostics.HasError() == tt.ok {
 				t.Errorf("diagnostics %v", resp.Diagnostics)
+			}
+		})
+	}
+}
+
+// validateResource runs the provider's ValidateResourceConfig, as `terraform validate` and
+// every plan do first, on a configuration given as JSON (attributes left out are null), and
+// returns its error diagnostics.
+func validateResource(t *testing.T, typeName, config string) []*tfprotov6.Diagnostic {
+	t.Helper()
+	ctx := context.Background()
+	server, err := providerFactories["warren"]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	schemas, err := server.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	typ := schemas.ResourceSchemas[typeName].ValueType()
+	value, err := tftypes.ValueFromJSONWithOpts([]byte(config), typ, tftypes.ValueFromJSONOpts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dv, err := tfprotov6.NewDynamicValue(typ, value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := server.ValidateResourceConfig(ctx, &tfprotov6.ValidateResourceConfigRequest{TypeName: typeName, Config: &dv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errs []*tfprotov6.Diagnostic
+	for _, d := range resp.Diagnostics {
+		if d.Severity == tfprotov6.DiagnosticSeverityError {
+			errs = append(errs, d)
+		}
+	}
+	return errs
+}
+
+// One diagnostic per problem, on the member at fault, and every problem of a module.
+func TestModuleDiagnostics(t *testing.T) {
+	route := func(modules string) string {
+		return `{"edge_id": "` + ids.New(ids.HTTPSEdge) + `", "match_type": "path_prefix", "match": "/", ` + modules + `}`
+	}
+	for _, tt := range []struct {
+		name, config string
+		want         []string // each diagnostic's attribute path and a part of its text
+	}{
+		{"oidc without a secret", route(`"oidc": {"issuer": "https://idp.example.com", "client_id": "cid"}`),
+			[]string{`oidc: exactly one of oidc.client_secret, oidc.client_secret_wo must be set`}},
+		{"two oauth providers", route(`"oauth": {"provider": {"google": {"client_id": "a", "client_secret": "b"}, "gitlab": {"client_id": "c", "client_secret": "d"}}}`),
+			[]string{`oauth.provider.google: oauth.provider.google and oauth.provider.gitlab are set`}},
+		{"bad num_buckets and error_threshold_percentage", route(`"circuit_breaker": {"num_buckets": 0, "error_threshold_percentage": 50}`),
+			[]string{`circuit_breaker.num_buckets: num_buckets must be from 1`, `circuit_breaker.error_threshold_percentage: error_threshold_percentage must be from 0.0 to 1.0`}},
+		{"one bad member", route(`"circuit_breaker": {"num_buckets": 500}`),
+			[]string{`circuit_breaker.num_buckets: num_buckets must be from 1`}},
+		{"good module", route(`"circuit_breaker": {"num_buckets": 5, "error_threshold_percentage": 0.5}`), nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			diags := validateResource(t, "warren_https_edge_route", tt.config)
+			var got []string
+			for _, d := range diags {
+				var at []string
+				if d.Attribute != nil {
+					for _, step := range d.Attribute.Steps() {
+						if name, ok := step.(tftypes.AttributeName); ok {
+							at = append(at, string(name))
+						}
+					}
+				}
+				got = append(got, strings.Join(at, ".")+": "+d.Detail)
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("%d diagnostics, want %d:\n%s", len(got), len(tt.want), strings.Join(got, "\n"))
+			}
+			for i, want := range tt.want {
+				if !strings.HasPrefix(got[i], strings.SplitN(want, ": ", 2)[0]+": ") || !strings.Contains(got[i], strings.SplitN(want, ": ", 2)[1]) {
+					t.Errorf("diagnostic %d is %q, want %q", i, got[i], want)
+				}
 			}
 		})
 	}

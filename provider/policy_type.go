@@ -7,10 +7,11 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/warrenhq/terraform-provider-warren/provider/planmodifiers"
 )
 
 // A traffic policy document is a JSON or YAML string whose formatting means nothing: two
@@ -85,14 +86,4 @@ func policyPtr(v policyValue) *string { return optional(v.StringValue) }
 // keepSamePolicy plans the state's document when the configured one means the same:
 // semantic equality is applied to values read back, not while planning, so without it a
 // reformatted document would plan an update that changes nothing.
-type keepSamePolicy struct{}
-
-func (keepSamePolicy) Description(context.Context) string {
-	return "A document that means the same as the one in state (reformatted JSON or YAML) is no change."
-}
-func (m keepSamePolicy) MarkdownDescription(ctx context.Context) string { return m.Description(ctx) }
-func (keepSamePolicy) PlanModifyString(_ context.Context, req planmodifier.StringRequest, resp *planmodifier.StringResponse) {
-	if known(req.StateValue) && known(req.PlanValue) && samePolicy(req.StateValue.ValueString(), req.PlanValue.ValueString()) {
-		resp.PlanValue = req.StateValue
-	}
-}
+var keepSamePolicy = planmodifiers.EquivalentString("A document that means the same as the one in state (reformatted JSON or YAML) is no change.", samePolicy)

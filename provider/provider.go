@@ -4,13 +4,16 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"strconv"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/ephemeral"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
@@ -58,7 +61,7 @@ func (p *warrenProvider) Schema(_ context.Context, _ provider.SchemaRequest, res
 				Optional:            true,
 			},
 			"api_key": schema.StringAttribute{
-				MarkdownDescription: "API key token the provider authenticates with. Defaults to the `WARREN_API_KEY` environment variable.",
+				MarkdownDescription: "API key token the provider authenticates with. Defaults to the `WARREN_API_KEY` environment variable. The provider checks it when it is configured (one call listing a single API key), so a key the server refuses fails the plan.",
 				Optional:            true,
 				Sensitive:           true,
 			},
@@ -116,9 +119,37 @@ func (p *warrenProvider) Configure(ctx context.Context, req provider.ConfigureRe
 		BaseURL: url, APIKey: key, UserAgent: "terraform-provider-warren/" + p.version + " (+" + req.TerraformVersion + ")",
 		MaxRetries: maxRetries, RetryTimeout: retryTimeout,
 	})
+	if err := checkAPIKey(ctx, c); err != nil {
+		addKeyCheckError(&resp.Diagnostics, err)
+		return
+	}
 	resp.ResourceData = c
 	resp.DataSourceData = c
 	resp.EphemeralResourceData = c
+}
+
+// checkAPIKey makes one cheap authenticated call (a page of one API key), so that a key the
+// server refuses fails the plan here rather than the first create.
+func checkAPIKey(ctx context.Context, c *client.Client) error {
+	_, err := apiCall(ctx, "list", "api_keys", "", func(ctx context.Context) (struct{}, error) {
+		for _, err := range c.APIKeys.Pages(ctx, client.ListOptions{Limit: 1}) {
+			return struct{}{}, err
+		}
+		return struct{}{}, nil
+	})
+	return err
+}
+
+// addKeyCheckError reports a failed key check: a refused key on api_key, else the server
+// could not be asked.
+func addKeyCheckError(diags *diag.Diagnostics, err error) {
+	var apiErr *client.Error
+	if errors.As(err, &apiErr) && (apiErr.HTTPStatus == http.StatusUnauthorized || apiErr.HTTPStatus == http.StatusForbidden) {
+		diags.AddAttributeError(path.Root("api_key"), "Warren API key refused",
+			"The Warren API server refused the provider's API key (api_key or WARREN_API_KEY): "+err.Error())
+		return
+	}
+	diags.AddError("Could not check the Warren API key", "The provider checks its API key with one call to the Warren API server (api_url or WARREN_API_URL), which failed: "+err.Error())
 }
 
 func valueOrEnv(v types.String, env string) string {

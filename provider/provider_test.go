@@ -20,6 +20,7 @@ import (
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/apiservertest"
+	"github.com/warrenhq/terraform-provider-warren/internal/api"
 	"github.com/warrenhq/terraform-provider-warren/internal/client"
 )
 
@@ -181,6 +182,18 @@ func TestAccProviderConfig(t *testing.T) {
 				Config:      user,
 				ExpectError: regexp.MustCompile(`ERR_202`),
 			},
+			// A revoked key fails the plan (the provider checks its key), not the first create.
+			{
+				PreConfig:   func() { t.Setenv("WARREN_API_KEY", revokedKey(t, env)) },
+				Config:      user,
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`(?s)Warren API key refused.*WARREN_API_KEY.*ERR_203`),
+			},
+			{
+				Config:      "provider \"warren\" {\n  api_url = \"http://127.0.0.1:1\"\n  max_retries = 0\n}\n" + user,
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`Could not check the Warren API key`),
+			},
 			{
 				PreConfig:         func() { t.Setenv("WARREN_API_KEY", env.apiKey) },
 				Config:            user,
@@ -220,6 +233,19 @@ func TestAccProviderConfig(t *testing.T) {
 			},
 		},
 	})
+}
+
+// revokedKey is the token of an API key created and deleted again.
+func revokedKey(t *testing.T, env *accEnv) string {
+	t.Helper()
+	key, err := env.client.APIKeys.Create(context.Background(), api.APIKeyCreate{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.client.APIKeys.Delete(context.Background(), key.ID); err != nil {
+		t.Fatal(err)
+	}
+	return *key.Token
 }
 
 // TestAccProviderRetrySettings proves that the settings reach the client: against a server

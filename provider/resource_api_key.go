@@ -8,7 +8,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
-	"github.com/warrenhq/terraform-provider-warren/internal/client"
 )
 
 var (
@@ -19,9 +18,7 @@ var (
 // NewAPIKeyResource is warren_api_key.
 func NewAPIKeyResource() resource.Resource {
 	return &apiKeyResource{crud[apiKeyResourceModel, api.APIKey]{
-		what: "API key", id: apiKeyID, flatten: flattenAPIKeyResource,
-		get: func(c *client.Client) getFunc[api.APIKey] { return c.APIKeys.Get },
-		del: func(c *client.Client) func(context.Context, string) error { return c.APIKeys.Delete },
+		what: "API key", flatten: flattenAPIKeyResource,
 	}}
 }
 
@@ -73,8 +70,6 @@ func (r *apiKeyResource) Update(ctx context.Context, req resource.UpdateRequest,
 		return r.client.APIKeys.Update(ctx, prior.ID.ValueString(), api.APIKeyUpdate{Description: clearable(plan.Description), Metadata: clearable(plan.Metadata)})
 	})
 }
-
-func apiKeyID(m *apiKeyResourceModel) string { return m.ID.ValueString() }
 
 func flattenAPIKey(k *api.APIKey, m *apiKeyModel) {
 	m.ID = types.StringValue(k.ID)

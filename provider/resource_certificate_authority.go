@@ -12,7 +12,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
-	"github.com/warrenhq/terraform-provider-warren/internal/client"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 	"github.com/warrenhq/terraform-provider-warren/provider/validators"
 )
@@ -25,9 +24,7 @@ var (
 // NewCertificateAuthorityResource is warren_certificate_authority.
 func NewCertificateAuthorityResource() resource.Resource {
 	return &certificateAuthorityResource{crud[certificateAuthorityModel, api.CertificateAuthority]{
-		what: "certificate authority", id: certificateAuthorityID, flatten: flattenCertificateAuthority,
-		get: func(c *client.Client) getFunc[api.CertificateAuthority] { return c.CertificateAuthorities.Get },
-		del: func(c *client.Client) func(context.Context, string) error { return c.CertificateAuthorities.Delete },
+		what: "certificate authority", flatten: flattenCertificateAuthority,
 	}}
 }
 
@@ -96,8 +93,6 @@ func (r *certificateAuthorityResource) Update(ctx context.Context, req resource.
 		return r.client.CertificateAuthorities.Update(ctx, prior.ID.ValueString(), api.CertificateAuthorityUpdate{Description: clearable(plan.Description), Metadata: clearable(plan.Metadata)})
 	})
 }
-
-func certificateAuthorityID(m *certificateAuthorityModel) string { return m.ID.ValueString() }
 
 func flattenCertificateAuthority(ca *api.CertificateAuthority, m *certificateAuthorityModel) {
 	m.ID = types.StringValue(ca.ID)

@@ -17,8 +17,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
-	"github.com/warrenhq/terraform-provider-warren/internal/client"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
+	"github.com/warrenhq/terraform-provider-warren/provider/planmodifiers"
 	"github.com/warrenhq/terraform-provider-warren/provider/validators"
 )
 
@@ -33,10 +33,8 @@ var (
 // NewEventDestinationResource is warren_event_destination.
 func NewEventDestinationResource() resource.Resource {
 	return &eventDestinationResource{crud[eventDestinationModel, api.EventDestination]{
-		what: "event destination", id: eventDestinationID, flattenDiags: flattenEventDestinationResource,
+		what: "event destination", flattenDiags: flattenEventDestinationResource,
 		members: eventTargetRules(),
-		get:     func(c *client.Client) getFunc[api.EventDestination] { return c.EventDestinations.Get },
-		del:     func(c *client.Client) func(context.Context, string) error { return c.EventDestinations.Delete },
 	}}
 }
 
@@ -164,7 +162,7 @@ func (r *eventDestinationResource) Schema(_ context.Context, _ resource.SchemaRe
 			"format": schema.StringAttribute{
 				MarkdownDescription: "The format of the events: `JSON`, in any case (the API keeps the spelling given; a change of case alone is no change).",
 				Required:            true,
-				PlanModifiers:       []planmodifier.String{sameString(strings.ToUpper)},
+				PlanModifiers:       []planmodifier.String{planmodifiers.NormalizedString(strings.ToUpper)},
 				Validators: []validator.String{validators.String("must be JSON, in any case", func(s string) error {
 					return rules.EventFormat(&s)
 				})},
@@ -308,8 +306,6 @@ func (r *eventDestinationResource) Update(ctx context.Context, req resource.Upda
 		})
 	})
 }
-
-func eventDestinationID(m *eventDestinationModel) string { return m.ID.ValueString() }
 
 // secretPlaceholder stands for a secret while the rules are checked at plan time: whether
 // one is given is the members rules' business, and its value has no rule.

@@ -13,7 +13,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
-	"github.com/warrenhq/terraform-provider-warren/internal/client"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 	"github.com/warrenhq/terraform-provider-warren/provider/validators"
@@ -27,9 +26,7 @@ var (
 // NewEventSubscriptionResource is warren_event_subscription.
 func NewEventSubscriptionResource() resource.Resource {
 	return &eventSubscriptionResource{crud[eventSubscriptionModel, api.EventSubscription]{
-		what: "event subscription", id: eventSubscriptionID, flatten: flattenEventSubscription,
-		get: func(c *client.Client) getFunc[api.EventSubscription] { return c.EventSubscriptions.Get },
-		del: func(c *client.Client) func(context.Context, string) error { return c.EventSubscriptions.Delete },
+		what: "event subscription", flatten: flattenEventSubscription,
 	}}
 }
 
@@ -98,8 +95,6 @@ func (r *eventSubscriptionResource) Update(ctx context.Context, req resource.Upd
 		})
 	})
 }
-
-func eventSubscriptionID(m *eventSubscriptionModel) string { return m.ID.ValueString() }
 
 // setStrings returns the elements of a known set of strings, sorted (a set has no order);
 // never nil, so that an empty set is sent as [] and clears the list.

@@ -12,7 +12,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
-	"github.com/warrenhq/terraform-provider-warren/internal/client"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
 
@@ -24,9 +23,7 @@ var (
 // NewFailoverBackendResource is warren_failover_backend.
 func NewFailoverBackendResource() resource.Resource {
 	return &failoverBackendResource{crud[failoverBackendModel, api.FailoverBackend]{
-		what: "failover backend", id: failoverBackendID, flatten: flattenFailoverBackend,
-		get: func(c *client.Client) getFunc[api.FailoverBackend] { return c.FailoverBackends.Get },
-		del: func(c *client.Client) func(context.Context, string) error { return c.FailoverBackends.Delete },
+		what: "failover backend", flatten: flattenFailoverBackend,
 	}}
 }
 
@@ -78,8 +75,6 @@ func (r *failoverBackendResource) Update(ctx context.Context, req resource.Updat
 		return r.client.FailoverBackends.Update(ctx, prior.ID.ValueString(), api.FailoverBackendCreate{Description: clearable(plan.Description), Metadata: clearable(plan.Metadata), Backends: stringsOf(plan.Backends)})
 	})
 }
-
-func failoverBackendID(m *failoverBackendModel) string { return m.ID.ValueString() }
 
 func flattenFailoverBackend(b *api.FailoverBackend, m *failoverBackendModel) {
 	m.ID = types.StringValue(b.ID)

@@ -14,8 +14,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
-	"github.com/warrenhq/terraform-provider-warren/internal/client"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
+	"github.com/warrenhq/terraform-provider-warren/provider/planmodifiers"
 )
 
 var (
@@ -27,9 +27,7 @@ var (
 // NewHTTPResponseBackendResource is warren_http_response_backend.
 func NewHTTPResponseBackendResource() resource.Resource {
 	return &httpResponseBackendResource{crud[httpResponseBackendModel, api.HTTPResponseBackend]{
-		what: "HTTP response backend", id: httpResponseBackendID, flatten: flattenHTTPResponseBackend,
-		get: func(c *client.Client) getFunc[api.HTTPResponseBackend] { return c.HTTPResponseBackends.Get },
-		del: func(c *client.Client) func(context.Context, string) error { return c.HTTPResponseBackends.Delete },
+		what: "HTTP response backend", flatten: flattenHTTPResponseBackend,
 	}}
 }
 
@@ -69,7 +67,7 @@ func (r *httpResponseBackendResource) Schema(_ context.Context, _ resource.Schem
 				Optional:            true,
 				Computed:            true,
 				Default:             mapdefault.StaticValue(types.MapValueMust(types.StringType, map[string]attr.Value{})),
-				PlanModifiers:       []planmodifier.Map{sameMap(sameHeaders)},
+				PlanModifiers:       []planmodifier.Map{planmodifiers.EquivalentMap(sameHeaders)},
 			},
 			"status_code": schema.Int64Attribute{
 				MarkdownDescription: "The HTTP status code, 100–599. Defaults to `200`.",
@@ -106,8 +104,6 @@ func (r *httpResponseBackendResource) Update(ctx context.Context, req resource.U
 		return r.client.HTTPResponseBackends.Update(ctx, prior.ID.ValueString(), expandHTTPResponseBackend(ctx, plan))
 	})
 }
-
-func httpResponseBackendID(m *httpResponseBackendModel) string { return m.ID.ValueString() }
 
 func expandHTTPResponseBackend(ctx context.Context, m *httpResponseBackendModel) api.HTTPResponseBackendCreate {
 	return api.HTTPResponseBackendCreate{

@@ -42,11 +42,9 @@ var httpsEdgeModules = moduleSlots[httpsEdgeModel, api.HTTPSEdgeCreate, api.HTTP
 // NewHTTPSEdgeResource is warren_https_edge.
 func NewHTTPSEdgeResource() resource.Resource {
 	return &httpsEdgeResource{crud[httpsEdgeModel, api.HTTPSEdge]{
-		what: "HTTPS edge", id: httpsEdgeID, flattenDiags: flattenHTTPSEdgeResource,
+		what: "HTTPS edge", flattenDiags: flattenHTTPSEdgeResource,
 		members: httpsEdgeModules.memberRules(),
 		modules: httpsEdgeModules.owned(func(c *client.Client, _ *httpsEdgeModel) moduleDeleter { return c.HTTPSEdges.DeleteModule }),
-		get:     func(c *client.Client) getFunc[api.HTTPSEdge] { return c.HTTPSEdges.Get },
-		del:     func(c *client.Client) func(context.Context, string) error { return c.HTTPSEdges.Delete },
 	}}
 }
 
@@ -119,8 +117,6 @@ func (r *httpsEdgeResource) Update(ctx context.Context, req resource.UpdateReque
 	})
 }
 
-func httpsEdgeID(m *httpsEdgeModel) string { return m.ID.ValueString() }
-
 // expandHTTPSEdge is the create or PATCH body of the plan. The edge's modules hold no
 // write-only member, so the plan alone is enough.
 func expandHTTPSEdge(ctx context.Context, m *httpsEdgeModel) (api.HTTPSEdgeCreate, diag.Diagnostics) {
@@ -169,8 +165,6 @@ var httpsEdgeDataSources = dataSources[api.HTTPSEdge, httpsEdgeModel]{
 			"created_at":  computedString("When the edge was created (RFC 3339)."),
 		})
 	},
-	get:          func(c *client.Client) getFunc[api.HTTPSEdge] { return c.HTTPSEdges.Get },
-	list:         func(c *client.Client) listFunc[api.HTTPSEdge] { return c.HTTPSEdges.List },
 	flattenDiags: flattenHTTPSEdgeData,
 	unfiltered:   true,
 }

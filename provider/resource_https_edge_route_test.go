@@ -169,6 +169,16 @@ resource "warren_https_edge_route" "test" {
   }`), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)"corp.example" is listed more than once`)},
 			{Config: cfg(`match = "/a"
   user_agent_filter = { allow = ["(unclosed"] }`), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)user agent pattern "\(unclosed" is not a\s+valid regular expression`)},
+			// Every problem of a module is reported, each once.
+			{Config: cfg(`match = "/a"
+  circuit_breaker = {
+    num_buckets                = 0
+    error_threshold_percentage = 50
+  }`), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)num_buckets must be from 1 to 128; got 0.*error_threshold_percentage must be\s+from 0.0 to 1.0`)},
+			// A CEL error clips the long name it quotes inside its quotes, not the message around it.
+			{Config: cfg(`match = "/a"
+  traffic_policy = { value = jsonencode({ on_http_request = [{ expressions = ["` + strings.Repeat("n", 150) + ` == 1"], actions = [{ type = "deny" }] }] }) }`),
+				PlanOnly: true, ExpectError: regexp.MustCompile(`undeclared\s+reference\s+to\s+'n{100}…'\.`)},
 			{
 				Config:           created,
 				ConfigPlanChecks: expectAction(addr, plancheck.ResourceActionCreate),

@@ -8,7 +8,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
-	"github.com/warrenhq/terraform-provider-warren/internal/client"
 )
 
 var (
@@ -19,9 +18,7 @@ var (
 // NewIPPolicyResource is warren_ip_policy.
 func NewIPPolicyResource() resource.Resource {
 	return &ipPolicyResource{crud[ipPolicyModel, api.IPPolicy]{
-		what: "IP policy", id: ipPolicyID, flatten: flattenIPPolicy,
-		get: func(c *client.Client) getFunc[api.IPPolicy] { return c.IPPolicies.Get },
-		del: func(c *client.Client) func(context.Context, string) error { return c.IPPolicies.Delete },
+		what: "IP policy", flatten: flattenIPPolicy,
 	}}
 }
 
@@ -64,8 +61,6 @@ func (r *ipPolicyResource) Update(ctx context.Context, req resource.UpdateReques
 		return r.client.IPPolicies.Update(ctx, prior.ID.ValueString(), api.IPPolicyUpdate{Description: clearable(plan.Description), Metadata: clearable(plan.Metadata)})
 	})
 }
-
-func ipPolicyID(m *ipPolicyModel) string { return m.ID.ValueString() }
 
 func flattenIPPolicy(p *api.IPPolicy, m *ipPolicyModel) {
 	m.ID = types.StringValue(p.ID)

@@ -12,8 +12,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
-	"github.com/warrenhq/terraform-provider-warren/internal/client"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
+	"github.com/warrenhq/terraform-provider-warren/provider/planmodifiers"
 	"github.com/warrenhq/terraform-provider-warren/provider/validators"
 )
 
@@ -25,9 +25,7 @@ var (
 // NewIPPolicyRuleResource is warren_ip_policy_rule.
 func NewIPPolicyRuleResource() resource.Resource {
 	return &ipPolicyRuleResource{crud[ipPolicyRuleModel, api.IPPolicyRule]{
-		what: "IP policy rule", id: ipPolicyRuleID, flatten: flattenIPPolicyRule,
-		get: func(c *client.Client) getFunc[api.IPPolicyRule] { return c.IPPolicyRules.Get },
-		del: func(c *client.Client) func(context.Context, string) error { return c.IPPolicyRules.Delete },
+		what: "IP policy rule", flatten: flattenIPPolicyRule,
 	}}
 }
 
@@ -60,7 +58,7 @@ func (r *ipPolicyRuleResource) Schema(_ context.Context, _ resource.SchemaReques
 			"cidr": schema.StringAttribute{
 				MarkdownDescription: "The CIDR, written as its network address (`10.0.0.0/8`, not `10.1.2.3/8`); unique within the policy. Updated in place.",
 				Required:            true,
-				PlanModifiers:       []planmodifier.String{sameString(canonicalCIDR)},
+				PlanModifiers:       []planmodifier.String{planmodifiers.NormalizedString(canonicalCIDR)},
 				Validators: []validator.String{validators.String("must be a CIDR written as its network address", func(s string) error {
 					_, err := rules.CIDR(s)
 					return err
@@ -98,8 +96,6 @@ func (r *ipPolicyRuleResource) Update(ctx context.Context, req resource.UpdateRe
 		})
 	})
 }
-
-func ipPolicyRuleID(m *ipPolicyRuleModel) string { return m.ID.ValueString() }
 
 // flattenIPPolicyRule keeps the configured CIDR when the API's canonical form (IPv6
 // lowercased) says the same, so such a config never shows a diff.

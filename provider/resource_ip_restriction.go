@@ -14,7 +14,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
-	"github.com/warrenhq/terraform-provider-warren/internal/client"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
 
@@ -26,9 +25,7 @@ var (
 // NewIPRestrictionResource is warren_ip_restriction.
 func NewIPRestrictionResource() resource.Resource {
 	return &ipRestrictionResource{crud[ipRestrictionModel, api.IPRestriction]{
-		what: "IP restriction", id: ipRestrictionID, flatten: flattenIPRestriction,
-		get: func(c *client.Client) getFunc[api.IPRestriction] { return c.IPRestrictions.Get },
-		del: func(c *client.Client) func(context.Context, string) error { return c.IPRestrictions.Delete },
+		what: "IP restriction", flatten: flattenIPRestriction,
 	}}
 }
 
@@ -99,8 +96,6 @@ func (r *ipRestrictionResource) Update(ctx context.Context, req resource.UpdateR
 		})
 	})
 }
-
-func ipRestrictionID(m *ipRestrictionModel) string { return m.ID.ValueString() }
 
 func flattenIPRestriction(x *api.IPRestriction, m *ipRestrictionModel) {
 	m.ID = types.StringValue(x.ID)

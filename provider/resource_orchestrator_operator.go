@@ -19,7 +19,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
-	"github.com/warrenhq/terraform-provider-warren/internal/client"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 	"github.com/warrenhq/terraform-provider-warren/provider/validators"
 )
@@ -33,9 +32,7 @@ var (
 // NewOrchestratorOperatorResource is warren_orchestrator_operator.
 func NewOrchestratorOperatorResource() resource.Resource {
 	return &orchestratorOperatorResource{crud[orchestratorOperatorModel, api.OrchestratorOperator]{
-		what: "orchestrator operator", id: func(m *orchestratorOperatorModel) string { return m.ID.ValueString() }, flatten: flattenOrchestratorOperator,
-		get: func(c *client.Client) getFunc[api.OrchestratorOperator] { return c.OrchestratorOperators.Get },
-		del: func(c *client.Client) func(context.Context, string) error { return c.OrchestratorOperators.Delete },
+		what: "orchestrator operator", flatten: flattenOrchestratorOperator,
 	}}
 }
 

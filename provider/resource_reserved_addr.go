@@ -13,7 +13,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
-	"github.com/warrenhq/terraform-provider-warren/internal/client"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
 
@@ -25,9 +24,7 @@ var (
 // NewReservedAddrResource is warren_reserved_addr.
 func NewReservedAddrResource() resource.Resource {
 	return &reservedAddrResource{crud[reservedAddrModel, api.ReservedAddr]{
-		what: "reserved address", id: reservedAddrID, flatten: flattenReservedAddr,
-		get: func(c *client.Client) getFunc[api.ReservedAddr] { return c.ReservedAddrs.Get },
-		del: func(c *client.Client) func(context.Context, string) error { return c.ReservedAddrs.Delete },
+		what: "reserved address", flatten: flattenReservedAddr,
 	}}
 }
 
@@ -85,8 +82,6 @@ func (r *reservedAddrResource) Update(ctx context.Context, req resource.UpdateRe
 		return r.client.ReservedAddrs.Update(ctx, prior.ID.ValueString(), api.ReservedAddrUpdate{Description: clearable(plan.Description), Metadata: clearable(plan.Metadata)})
 	})
 }
-
-func reservedAddrID(m *reservedAddrModel) string { return m.ID.ValueString() }
 
 func flattenReservedAddr(a *api.ReservedAddr, m *reservedAddrModel) {
 	m.ID = types.StringValue(a.ID)

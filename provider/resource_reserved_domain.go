@@ -18,8 +18,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
-	"github.com/warrenhq/terraform-provider-warren/internal/client"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
+	"github.com/warrenhq/terraform-provider-warren/provider/planmodifiers"
 	"github.com/warrenhq/terraform-provider-warren/provider/validators"
 )
 
@@ -31,10 +31,8 @@ var (
 // NewReservedDomainResource is warren_reserved_domain.
 func NewReservedDomainResource() resource.Resource {
 	return &reservedDomainResource{crud[reservedDomainModel, api.ReservedDomain]{
-		what: "reserved domain", id: reservedDomainID, flatten: flattenReservedDomain,
+		what: "reserved domain", flatten: flattenReservedDomain,
 		members: []validators.Members{validators.Conflicting(path.Root("certificate_id"), path.Root("certificate_management_policy"))},
-		get:     func(c *client.Client) getFunc[api.ReservedDomain] { return c.ReservedDomains.Get },
-		del:     func(c *client.Client) func(context.Context, string) error { return c.ReservedDomains.Delete },
 	}}
 }
 
@@ -78,7 +76,7 @@ func (r *reservedDomainResource) Schema(_ context.Context, _ resource.SchemaRequ
 			"domain": schema.StringAttribute{
 				MarkdownDescription: "The hostname, e.g. `app.example.com` or `*.example.com`. The server stores it lowercased without a trailing dot; a difference in case alone is not a change. Changing it forces a new reserved domain.",
 				Required:            true,
-				PlanModifiers: []planmodifier.String{sameString(rules.NormalizeDomain), stringplanmodifier.RequiresReplaceIf(func(_ context.Context, req planmodifier.StringRequest, resp *stringplanmodifier.RequiresReplaceIfFuncResponse) {
+				PlanModifiers: []planmodifier.String{planmodifiers.NormalizedString(rules.NormalizeDomain), stringplanmodifier.RequiresReplaceIf(func(_ context.Context, req planmodifier.StringRequest, resp *stringplanmodifier.RequiresReplaceIfFuncResponse) {
 					resp.RequiresReplace = rules.NormalizeDomain(req.StateValue.ValueString()) != rules.NormalizeDomain(req.PlanValue.ValueString())
 				}, "A different domain (not only in case) forces a new reserved domain.", "A different domain (not only in case) forces a new reserved domain.")},
 				Validators: []validator.String{validators.String("must be a fully qualified domain name", func(s string) error {
@@ -170,8 +168,6 @@ func (r *reservedDomainResource) Update(ctx context.Context, req resource.Update
 		return r.client.ReservedDomains.Update(ctx, prior.ID.ValueString(), in)
 	})
 }
-
-func reservedDomainID(m *reservedDomainModel) string { return m.ID.ValueString() }
 
 // expandPolicy returns the configured policy, nil when not given (null or still unknown).
 func expandPolicy(ctx context.Context, v types.Object, diags *diag.Diagnostics) *api.CertificateManagementPolicy {

@@ -11,7 +11,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
-	"github.com/warrenhq/terraform-provider-warren/internal/client"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 	"github.com/warrenhq/terraform-provider-warren/provider/validators"
 )
@@ -24,9 +23,7 @@ var (
 // NewServiceUserResource is warren_service_user.
 func NewServiceUserResource() resource.Resource {
 	return &serviceUserResource{crud[serviceUserModel, api.ServiceUser]{
-		what: "service user", id: serviceUserID, flatten: flattenServiceUser,
-		get: func(c *client.Client) getFunc[api.ServiceUser] { return c.ServiceUsers.Get },
-		del: func(c *client.Client) func(context.Context, string) error { return c.ServiceUsers.Delete },
+		what: "service user", flatten: flattenServiceUser,
 	}}
 }
 
@@ -78,8 +75,6 @@ func (r *serviceUserResource) Update(ctx context.Context, req resource.UpdateReq
 		return r.client.ServiceUsers.Update(ctx, prior.ID.ValueString(), api.ServiceUserUpdate{Name: optional(plan.Name), Active: plan.Active.ValueBoolPointer()})
 	})
 }
-
-func serviceUserID(m *serviceUserModel) string { return m.ID.ValueString() }
 
 func flattenServiceUser(u *api.ServiceUser, m *serviceUserModel) {
 	m.ID = types.StringValue(u.ID)

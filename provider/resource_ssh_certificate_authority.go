@@ -21,7 +21,6 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
-	"github.com/warrenhq/terraform-provider-warren/internal/client"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
 
@@ -35,9 +34,7 @@ var (
 // NewSSHCertificateAuthorityResource is warren_ssh_certificate_authority.
 func NewSSHCertificateAuthorityResource() resource.Resource {
 	return &sshCAResource{crud[sshCAModel, api.SSHCertificateAuthority]{
-		what: "SSH certificate authority", id: sshCAID, flatten: flattenSSHCA,
-		get: func(c *client.Client) getFunc[api.SSHCertificateAuthority] { return c.SSHCertificateAuthorities.Get },
-		del: func(c *client.Client) func(context.Context, string) error { return c.SSHCertificateAuthorities.Delete },
+		what: "SSH certificate authority", flatten: flattenSSHCA,
 	}}
 }
 
@@ -163,8 +160,6 @@ func (r *sshCAResource) Update(ctx context.Context, req resource.UpdateRequest, 
 		return r.client.SSHCertificateAuthorities.Update(ctx, prior.ID.ValueString(), api.SSHCertificateAuthorityUpdate{Description: clearable(plan.Description), Metadata: clearable(plan.Metadata)})
 	})
 }
-
-func sshCAID(m *sshCAModel) string { return m.ID.ValueString() }
 
 // flattenSSHCA maps the API object; the API does not report the RSA size or the curve, so
 // they are read off the public key (which also makes an import complete).

@@ -11,7 +11,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
-	"github.com/warrenhq/terraform-provider-warren/internal/client"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 	"github.com/warrenhq/terraform-provider-warren/provider/validators"
 )
@@ -24,9 +23,7 @@ var (
 // NewSSHCredentialResource is warren_ssh_credential.
 func NewSSHCredentialResource() resource.Resource {
 	return &sshCredentialResource{crud[sshCredentialModel, api.SSHCredential]{
-		what: "SSH credential", id: sshCredentialID, flatten: flattenSSHCredential,
-		get: func(c *client.Client) getFunc[api.SSHCredential] { return c.SSHCredentials.Get },
-		del: func(c *client.Client) func(context.Context, string) error { return c.SSHCredentials.Delete },
+		what: "SSH credential", flatten: flattenSSHCredential,
 	}}
 }
 
@@ -89,8 +86,6 @@ func (r *sshCredentialResource) Update(ctx context.Context, req resource.UpdateR
 		})
 	})
 }
-
-func sshCredentialID(m *sshCredentialModel) string { return m.ID.ValueString() }
 
 func flattenSSHCredential(c *api.SSHCredential, m *sshCredentialModel) {
 	m.ID = types.StringValue(c.ID)

@@ -12,7 +12,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
-	"github.com/warrenhq/terraform-provider-warren/internal/client"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 	"github.com/warrenhq/terraform-provider-warren/provider/validators"
 )
@@ -25,9 +24,7 @@ var (
 // NewStaticBackendResource is warren_static_backend.
 func NewStaticBackendResource() resource.Resource {
 	return &staticBackendResource{crud[staticBackendModel, api.StaticBackend]{
-		what: "static backend", id: staticBackendID, flatten: flattenStaticBackend,
-		get: func(c *client.Client) getFunc[api.StaticBackend] { return c.StaticBackends.Get },
-		del: func(c *client.Client) func(context.Context, string) error { return c.StaticBackends.Delete },
+		what: "static backend", flatten: flattenStaticBackend,
 	}}
 }
 
@@ -88,8 +85,6 @@ func (r *staticBackendResource) Update(ctx context.Context, req resource.UpdateR
 		return r.client.StaticBackends.Update(ctx, prior.ID.ValueString(), expandStaticBackend(plan))
 	})
 }
-
-func staticBackendID(m *staticBackendModel) string { return m.ID.ValueString() }
 
 func expandStaticBackend(m *staticBackendModel) api.StaticBackendCreate {
 	in := api.StaticBackendCreate{Description: clearable(m.Description), Metadata: clearable(m.Metadata), Address: optional(m.Address)}

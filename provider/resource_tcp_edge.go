@@ -4,7 +4,6 @@ import (
 	"context"
 
 	dschema "github.com/hashicorp/terraform-plugin-framework/datasource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -39,17 +38,23 @@ var tcpEdgeModules = moduleSlots[tcpEdgeModel, api.TCPEdgeCreate, api.TCPEdge]{
 
 // NewTCPEdgeResource is warren_tcp_edge.
 func NewTCPEdgeResource() resource.Resource {
-	return &tcpEdgeResource{crud[tcpEdgeModel, api.TCPEdge]{
-		what: "TCP edge", id: func(m *tcpEdgeModel) string { return m.ID.ValueString() }, flattenDiags: flattenTCPEdge(false),
-		get:     func(c *client.Client) getFunc[api.TCPEdge] { return c.TCPEdges.Get },
-		del:     func(c *client.Client) func(context.Context, string) error { return c.TCPEdges.Delete },
-		modules: tcpEdgeModules.owned(func(c *client.Client, _ *tcpEdgeModel) moduleDeleter { return c.TCPEdges.DeleteModule }),
-		members: tcpEdgeModules.memberRules(),
-	}}
+	return &tcpEdgeResource{newModuleEdge("TCP edge", tcpEdgeModules,
+		func(c *client.Client) moduleDeleter { return c.TCPEdges.DeleteModule },
+		newTCPEdgeRequest, tcpEdgeFields, apiTCPEdgeFields)}
 }
 
 type tcpEdgeResource struct {
-	crud[tcpEdgeModel, api.TCPEdge]
+	moduleEdge[tcpEdgeModel, api.TCPEdgeCreate, api.TCPEdge]
+}
+
+func newTCPEdgeRequest(description, metadata *string, hostports []string) api.TCPEdgeCreate {
+	return api.TCPEdgeCreate{Description: description, Metadata: metadata, Hostports: hostports}
+}
+
+func tcpEdgeFields(m *tcpEdgeModel) *edgeFields { return &m.edgeFields }
+
+func apiTCPEdgeFields(e *api.TCPEdge) (api.Meta, string, string, []string) {
+	return e.Meta, e.Description, e.Metadata, e.Hostports
 }
 
 // tcpEdgeModel is the same in the resource and the data sources.
@@ -79,45 +84,6 @@ func (r *tcpEdgeResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 	}
 }
 
-func (r *tcpEdgeResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	r.createFrom(ctx, req, resp, func(ctx context.Context, p planned[tcpEdgeModel]) (*api.TCPEdge, error) {
-		in, ok := expandTCPEdge(ctx, p, &resp.Diagnostics)
-		if !ok {
-			return nil, errInvalidPlan
-		}
-		return r.client.TCPEdges.Create(ctx, in)
-	})
-}
-
-func (r *tcpEdgeResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	r.updateFrom(ctx, req, resp, func(ctx context.Context, p planned[tcpEdgeModel]) (*api.TCPEdge, error) {
-		in, ok := expandTCPEdge(ctx, p, &resp.Diagnostics)
-		if !ok {
-			return nil, errInvalidPlan
-		}
-		return r.client.TCPEdges.Update(ctx, p.prior.ID.ValueString(), in)
-	})
-}
-
-// expandTCPEdge is the body of a create or PATCH: every module the plan has (a PATCH keeps
-// the others; removed ones are deleted by the crud).
-func expandTCPEdge(ctx context.Context, p planned[tcpEdgeModel], diags *diag.Diagnostics) (api.TCPEdgeCreate, bool) {
-	in := api.TCPEdgeCreate{
-		Description: clearable(p.plan.Description), Metadata: clearable(p.plan.Metadata), Hostports: stringsOf(p.plan.Hostports),
-	}
-	tcpEdgeModules.expand(ctx, p.plan, p.config, &in, diags)
-	return in, !diags.HasError()
-}
-
-// flattenTCPEdge maps a TCP edge onto the resource's model (data false) or a data source's.
-func flattenTCPEdge(data bool) flattenFunc[api.TCPEdge, tcpEdgeModel] {
-	return func(ctx context.Context, e *api.TCPEdge, m *tcpEdgeModel) (diags diag.Diagnostics) {
-		m.edgeFields.set(e.Meta, e.Description, e.Metadata, e.Hostports)
-		tcpEdgeModules.flatten(ctx, e, m, data, &diags)
-		return diags
-	}
-}
-
 var tcpEdgeDataSources = dataSources[api.TCPEdge, tcpEdgeModel]{
 	name: "tcp_edge", plural: "tcp_edges",
 	describeOne: "Reads a TCP edge by its ID, with its modules.",
@@ -125,8 +91,6 @@ var tcpEdgeDataSources = dataSources[api.TCPEdge, tcpEdgeModel]{
 	attributes: func() map[string]dschema.Attribute {
 		return tcpEdgeModules.dataAttributes(edgeDataAttributes(tcpHostportsDesc))
 	},
-	get:          func(c *client.Client) getFunc[api.TCPEdge] { return c.TCPEdges.Get },
-	list:         func(c *client.Client) listFunc[api.TCPEdge] { return c.TCPEdges.List },
-	flattenDiags: flattenTCPEdge(true),
+	flattenDiags: flattenEdge(tcpEdgeModules, tcpEdgeFields, apiTCPEdgeFields, true),
 	unfiltered:   true,
 }

@@ -90,3 +90,86 @@ data "warren_tcp_edges" "all" { depends_on = [warren_tcp_edge.test] }
 		}},
 	})
 }
+
+// TestAccTCPEdge: a TCP edge on a reserved address created in the same configuration, with a
+// backend and a traffic policy; a reformatted policy and an upper-case hostport are no change;
+// a module changed in place and one added; one removed (gone on the server); import;
+// disappears.
+func TestAccTCPEdge(t *testing.T) {
+	env := newAccEnv(t)
+	const addr = "warren_tcp_edge.test"
+	cfg := func(hostport, edge string) string {
+		return env.config(`
+resource "warren_reserved_addr" "a" {}
+resource "warren_static_backend" "b" { address = "10.0.0.5:22" }
+resource "warren_ip_policy" "p" {}
+resource "warren_tcp_edge" "test" {
+  hostports = [%s]
+  %s
+}`, hostport, edge)
+	}
+	const policyJSON = `traffic_policy = {
+    value = jsonencode({ on_tcp_connect = [{ expressions = ["conn.client_ip == '1.2.3.4'"], actions = [{ type = "deny" }] }] })
+  }`
+	const policyYAML = `traffic_policy = {
+    value = <<-EOT
+      on_tcp_connect:
+        - actions:
+            - type: deny
+          expressions: ["conn.client_ip == '1.2.3.4'"]
+    EOT
+  }`
+	const backend = `backend = { backend_id = warren_static_backend.b.id }`
+	v1 := cfg("warren_reserved_addr.a.addr", backend+"\n"+policyJSON)
+	v2 := cfg("warren_reserved_addr.a.addr", `description = "ssh"
+  backend = {
+    backend_id = warren_static_backend.b.id
+    enabled    = false
+  }
+  ip_restriction = { ip_policy_ids = [warren_ip_policy.p.id] }
+  `+policyJSON)
+	v3 := cfg("warren_reserved_addr.a.addr", `description = "ssh"
+  backend = {
+    backend_id = warren_static_backend.b.id
+    enabled    = false
+  }
+  ip_restriction = { ip_policy_ids = [warren_ip_policy.p.id] }`)
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: providerFactories,
+		CheckDestroy:             checkDestroyed("warren_tcp_edge", getter(env.client.TCPEdges.Get)),
+		Steps: []resource.TestStep{
+			{
+				Config:           v1,
+				ConfigPlanChecks: expectAction(addr, plancheck.ResourceActionCreate),
+				ConfigStateChecks: []statecheck.StateCheck{
+					stateValue(addr, "id", idPattern("edgtcp_")),
+					stateValue(addr, "description", knownvalue.Null()),
+					stateValue(addr, "ip_restriction", knownvalue.Null()),
+					moduleValue(addr, "backend", "enabled", knownvalue.Bool(true)),
+					moduleValue(addr, "traffic_policy", "enabled", knownvalue.Bool(true)),
+					statecheck.CompareValuePairs(addr, tfjsonpath.New("hostports").AtSliceIndex(0), "warren_reserved_addr.a", tfjsonpath.New("addr"), compare.ValuesSame()),
+				},
+			},
+			// The same policy in YAML, the hostport in upper case: nothing to do.
+			{Config: cfg("warren_reserved_addr.a.addr", backend+"\n"+policyYAML), ConfigPlanChecks: emptyPlan()},
+			{Config: cfg("upper(warren_reserved_addr.a.addr)", backend+"\n"+policyJSON), ConfigPlanChecks: emptyPlan()},
+			{
+				Config:           v2,
+				ConfigPlanChecks: expectAction(addr, plancheck.ResourceActionUpdate),
+				ConfigStateChecks: []statecheck.StateCheck{
+					moduleValue(addr, "backend", "enabled", knownvalue.Bool(false)),
+					statecheck.CompareValuePairs(addr, tfjsonpath.New("ip_restriction").AtMapKey("ip_policy_ids").AtSliceIndex(0), "warren_ip_policy.p", tfjsonpath.New("id"), compare.ValuesSame()),
+				},
+			},
+			{
+				Config:            v3,
+				ConfigPlanChecks:  expectAction(addr, plancheck.ResourceActionUpdate),
+				ConfigStateChecks: []statecheck.StateCheck{stateValue(addr, "traffic_policy", knownvalue.Null())},
+				Check:             moduleGone(addr, env.client.TCPEdges.GetModule, "traffic_policy"),
+			},
+			importSteps(v3, addr)[0],
+			importSteps(v3, addr)[1],
+			disappears(v3, addr, env.client.TCPEdges.Delete),
+		},
+	})
+}

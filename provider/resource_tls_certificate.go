@@ -15,7 +15,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
-	"github.com/warrenhq/terraform-provider-warren/internal/client"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 	"github.com/warrenhq/terraform-provider-warren/provider/validators"
 )
@@ -30,13 +29,11 @@ var (
 // NewTLSCertificateResource is warren_tls_certificate.
 func NewTLSCertificateResource() resource.Resource {
 	return &tlsCertificateResource{crud[tlsCertificateResourceModel, api.TLSCertificate]{
-		what: "TLS certificate", id: tlsCertificateID, flatten: flattenTLSCertificateResource,
+		what: "TLS certificate", flatten: flattenTLSCertificateResource,
 		members: []validators.Members{
 			validators.ExactlyOneOf(path.Root("private_key_pem"), path.Root("private_key_pem_wo")),
 			validators.AlsoRequires(path.Root("private_key_pem_wo_version"), path.Root("private_key_pem_wo")),
 		},
-		get: func(c *client.Client) getFunc[api.TLSCertificate] { return c.TLSCertificates.Get },
-		del: func(c *client.Client) func(context.Context, string) error { return c.TLSCertificates.Delete },
 	}}
 }
 
@@ -202,8 +199,6 @@ func (r *tlsCertificateResource) Update(ctx context.Context, req resource.Update
 		return r.client.TLSCertificates.Update(ctx, prior.ID.ValueString(), api.TLSCertificateUpdate{Description: clearable(plan.Description), Metadata: clearable(plan.Metadata)})
 	})
 }
-
-func tlsCertificateID(m *tlsCertificateResourceModel) string { return m.ID.ValueString() }
 
 func flattenTLSCertificate(c *api.TLSCertificate, m *tlsCertificateModel) {
 	m.ID = types.StringValue(c.ID)

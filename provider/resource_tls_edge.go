@@ -4,7 +4,6 @@ import (
 	"context"
 
 	dschema "github.com/hashicorp/terraform-plugin-framework/datasource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
@@ -50,17 +49,23 @@ var tlsEdgeModules = moduleSlots[tlsEdgeModel, api.TLSEdgeCreate, api.TLSEdge]{
 
 // NewTLSEdgeResource is warren_tls_edge.
 func NewTLSEdgeResource() resource.Resource {
-	return &tlsEdgeResource{crud[tlsEdgeModel, api.TLSEdge]{
-		what: "TLS edge", id: func(m *tlsEdgeModel) string { return m.ID.ValueString() }, flattenDiags: flattenTLSEdge(false),
-		get:     func(c *client.Client) getFunc[api.TLSEdge] { return c.TLSEdges.Get },
-		del:     func(c *client.Client) func(context.Context, string) error { return c.TLSEdges.Delete },
-		modules: tlsEdgeModules.owned(func(c *client.Client, _ *tlsEdgeModel) moduleDeleter { return c.TLSEdges.DeleteModule }),
-		members: tlsEdgeModules.memberRules(),
-	}}
+	return &tlsEdgeResource{newModuleEdge("TLS edge", tlsEdgeModules,
+		func(c *client.Client) moduleDeleter { return c.TLSEdges.DeleteModule },
+		newTLSEdgeRequest, tlsEdgeFields, apiTLSEdgeFields)}
 }
 
 type tlsEdgeResource struct {
-	crud[tlsEdgeModel, api.TLSEdge]
+	moduleEdge[tlsEdgeModel, api.TLSEdgeCreate, api.TLSEdge]
+}
+
+func newTLSEdgeRequest(description, metadata *string, hostports []string) api.TLSEdgeCreate {
+	return api.TLSEdgeCreate{Description: description, Metadata: metadata, Hostports: hostports}
+}
+
+func tlsEdgeFields(m *tlsEdgeModel) *edgeFields { return &m.edgeFields }
+
+func apiTLSEdgeFields(e *api.TLSEdge) (api.Meta, string, string, []string) {
+	return e.Meta, e.Description, e.Metadata, e.Hostports
 }
 
 // tlsEdgeModel is the same in the resource and the data sources.
@@ -104,45 +109,6 @@ func (r *tlsEdgeResource) ValidateConfig(ctx context.Context, req resource.Valid
 	}
 }
 
-func (r *tlsEdgeResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	r.createFrom(ctx, req, resp, func(ctx context.Context, p planned[tlsEdgeModel]) (*api.TLSEdge, error) {
-		in, ok := expandTLSEdge(ctx, p, &resp.Diagnostics)
-		if !ok {
-			return nil, errInvalidPlan
-		}
-		return r.client.TLSEdges.Create(ctx, in)
-	})
-}
-
-func (r *tlsEdgeResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	r.updateFrom(ctx, req, resp, func(ctx context.Context, p planned[tlsEdgeModel]) (*api.TLSEdge, error) {
-		in, ok := expandTLSEdge(ctx, p, &resp.Diagnostics)
-		if !ok {
-			return nil, errInvalidPlan
-		}
-		return r.client.TLSEdges.Update(ctx, p.prior.ID.ValueString(), in)
-	})
-}
-
-// expandTLSEdge is the body of a create or PATCH: every module the plan has (a PATCH keeps
-// the others; removed ones are deleted by the crud).
-func expandTLSEdge(ctx context.Context, p planned[tlsEdgeModel], diags *diag.Diagnostics) (api.TLSEdgeCreate, bool) {
-	in := api.TLSEdgeCreate{
-		Description: clearable(p.plan.Description), Metadata: clearable(p.plan.Metadata), Hostports: stringsOf(p.plan.Hostports),
-	}
-	tlsEdgeModules.expand(ctx, p.plan, p.config, &in, diags)
-	return in, !diags.HasError()
-}
-
-// flattenTLSEdge maps a TLS edge onto the resource's model (data false) or a data source's.
-func flattenTLSEdge(data bool) flattenFunc[api.TLSEdge, tlsEdgeModel] {
-	return func(ctx context.Context, e *api.TLSEdge, m *tlsEdgeModel) (diags diag.Diagnostics) {
-		m.edgeFields.set(e.Meta, e.Description, e.Metadata, e.Hostports)
-		tlsEdgeModules.flatten(ctx, e, m, data, &diags)
-		return diags
-	}
-}
-
 var tlsEdgeDataSources = dataSources[api.TLSEdge, tlsEdgeModel]{
 	name: "tls_edge", plural: "tls_edges",
 	describeOne: "Reads a TLS edge by its ID, with its modules.",
@@ -150,8 +116,6 @@ var tlsEdgeDataSources = dataSources[api.TLSEdge, tlsEdgeModel]{
 	attributes: func() map[string]dschema.Attribute {
 		return tlsEdgeModules.dataAttributes(edgeDataAttributes(tlsHostportsDesc))
 	},
-	get:          func(c *client.Client) getFunc[api.TLSEdge] { return c.TLSEdges.Get },
-	list:         func(c *client.Client) listFunc[api.TLSEdge] { return c.TLSEdges.List },
-	flattenDiags: flattenTLSEdge(true),
+	flattenDiags: flattenEdge(tlsEdgeModules, tlsEdgeFields, apiTLSEdgeFields, true),
 	unfiltered:   true,
 }

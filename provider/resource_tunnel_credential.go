@@ -12,7 +12,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
-	"github.com/warrenhq/terraform-provider-warren/internal/client"
 	"github.com/warrenhq/terraform-provider-warren/provider/validators"
 )
 
@@ -24,9 +23,7 @@ var (
 // NewTunnelCredentialResource is warren_tunnel_credential, the API's /credentials family.
 func NewTunnelCredentialResource() resource.Resource {
 	return &tunnelCredentialResource{crud[tunnelCredentialResourceModel, api.Credential]{
-		what: "tunnel credential", id: tunnelCredentialID, flatten: flattenTunnelCredentialResource,
-		get: func(c *client.Client) getFunc[api.Credential] { return c.Credentials.Get },
-		del: func(c *client.Client) func(context.Context, string) error { return c.Credentials.Delete },
+		what: "tunnel credential", flatten: flattenTunnelCredentialResource,
 	}}
 }
 
@@ -86,8 +83,6 @@ func (r *tunnelCredentialResource) Update(ctx context.Context, req resource.Upda
 		})
 	})
 }
-
-func tunnelCredentialID(m *tunnelCredentialResourceModel) string { return m.ID.ValueString() }
 
 func flattenTunnelCredential(c *api.Credential, m *tunnelCredentialModel) {
 	m.ID = types.StringValue(c.ID)

@@ -10,7 +10,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
-	"github.com/warrenhq/terraform-provider-warren/internal/client"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
 
@@ -23,9 +22,7 @@ var (
 // NewTunnelGroupBackendResource is warren_tunnel_group_backend.
 func NewTunnelGroupBackendResource() resource.Resource {
 	return &tunnelGroupBackendResource{crud[tunnelGroupBackendModel, api.TunnelGroupBackend]{
-		what: "tunnel group backend", id: tunnelGroupBackendID, flatten: flattenTunnelGroupBackend,
-		get: func(c *client.Client) getFunc[api.TunnelGroupBackend] { return c.TunnelGroupBackends.Get },
-		del: func(c *client.Client) func(context.Context, string) error { return c.TunnelGroupBackends.Delete },
+		what: "tunnel group backend", flatten: flattenTunnelGroupBackend,
 	}}
 }
 
@@ -33,14 +30,20 @@ type tunnelGroupBackendResource struct {
 	crud[tunnelGroupBackendModel, api.TunnelGroupBackend]
 }
 
-// tunnelGroupBackendModel is the same in the resource and the data sources.
 type tunnelGroupBackendModel struct {
 	ID          types.String `tfsdk:"id"`
 	Description types.String `tfsdk:"description"`
 	Metadata    types.String `tfsdk:"metadata"`
 	Labels      types.Map    `tfsdk:"labels"`
-	Tunnels     types.List   `tfsdk:"tunnels"`
 	CreatedAt   types.String `tfsdk:"created_at"`
+}
+
+// tunnelGroupBackendDataModel adds the tunnels that match now: live state, which changes
+// with every agent that connects, so only the data sources show it (in a resource every
+// plan would find the object changed outside of Terraform).
+type tunnelGroupBackendDataModel struct {
+	tunnelGroupBackendModel
+	Tunnels types.List `tfsdk:"tunnels"`
 }
 
 func (r *tunnelGroupBackendResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -49,7 +52,7 @@ func (r *tunnelGroupBackendResource) Metadata(_ context.Context, req resource.Me
 
 func (r *tunnelGroupBackendResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "A tunnel group backend balances traffic over the tunnels of connected agents (`warren-agent`) whose labels include its `labels`.",
+		MarkdownDescription: "A tunnel group backend balances traffic over the tunnels of connected agents (`warren-agent`) whose labels include its `labels`. The tunnels that match now are live state, shown by the data source `warren_tunnel_group_backend` (`tunnels`), not by this resource.",
 		Attributes: map[string]schema.Attribute{
 			"id":          idAttribute("tunnel group backend"),
 			"description": descriptionAttribute("backend"),
@@ -60,11 +63,6 @@ func (r *tunnelGroupBackendResource) Schema(_ context.Context, _ resource.Schema
 				Optional:            true,
 				Computed:            true,
 				Default:             mapdefault.StaticValue(types.MapValueMust(types.StringType, map[string]attr.Value{})),
-			},
-			"tunnels": schema.ListAttribute{
-				MarkdownDescription: "IDs of the tunnels of connected agents whose labels include the backend's, as they stand when read.",
-				ElementType:         types.StringType,
-				Computed:            true,
 			},
 			"created_at": createdAtAttribute(),
 		},
@@ -91,8 +89,6 @@ func (r *tunnelGroupBackendResource) Update(ctx context.Context, req resource.Up
 	})
 }
 
-func tunnelGroupBackendID(m *tunnelGroupBackendModel) string { return m.ID.ValueString() }
-
 func expandTunnelGroupBackend(m *tunnelGroupBackendModel) api.TunnelGroupBackendCreate {
 	return api.TunnelGroupBackendCreate{Description: clearable(m.Description), Metadata: clearable(m.Metadata), Labels: stringMapOf(m.Labels)}
 }
@@ -102,10 +98,14 @@ func flattenTunnelGroupBackend(b *api.TunnelGroupBackend, m *tunnelGroupBackendM
 	m.Description = emptyAsNull(b.Description, m.Description)
 	m.Metadata = emptyAsNull(b.Metadata, m.Metadata)
 	m.Labels = stringMap(b.Labels)
+	m.CreatedAt = types.StringValue(b.CreatedAt)
+}
+
+func flattenTunnelGroupBackendData(b *api.TunnelGroupBackend, m *tunnelGroupBackendDataModel) {
+	flattenTunnelGroupBackend(b, &m.tunnelGroupBackendModel)
 	tunnels := make([]string, len(b.Tunnels))
 	for i, t := range b.Tunnels {
 		tunnels[i] = t.ID
 	}
 	m.Tunnels = stringList(tunnels)
-	m.CreatedAt = types.StringValue(b.CreatedAt)
 }

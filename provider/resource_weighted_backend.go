@@ -10,7 +10,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
-	"github.com/warrenhq/terraform-provider-warren/internal/client"
 	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
 
@@ -23,9 +22,7 @@ var (
 // NewWeightedBackendResource is warren_weighted_backend.
 func NewWeightedBackendResource() resource.Resource {
 	return &weightedBackendResource{crud[weightedBackendModel, api.WeightedBackend]{
-		what: "weighted backend", id: weightedBackendID, flatten: flattenWeightedBackend,
-		get: func(c *client.Client) getFunc[api.WeightedBackend] { return c.WeightedBackends.Get },
-		del: func(c *client.Client) func(context.Context, string) error { return c.WeightedBackends.Delete },
+		what: "weighted backend", flatten: flattenWeightedBackend,
 	}}
 }
 
@@ -85,8 +82,6 @@ func (r *weightedBackendResource) Update(ctx context.Context, req resource.Updat
 		return r.client.WeightedBackends.Update(ctx, prior.ID.ValueString(), expandWeightedBackend(plan))
 	})
 }
-
-func weightedBackendID(m *weightedBackendModel) string { return m.ID.ValueString() }
 
 // knownWeights returns the weights of a map of int64 whose values are known.
 func knownWeights(v types.Map) map[string]int64 {

@@ -167,7 +167,7 @@ func Compile(expr string, fields Fields) (*Program, error) {
 // text clipped: cel-go repeats the offending token, which can be as long as the filter.
 func issuesError(iss *cel.Issues) *Error {
 	errs := iss.Errors()
-	msg := rules.Clip(errs[0].Message) + atColumn(errs[0].Location.Column())
+	msg := rules.ClipMessage(errs[0].Message) + atColumn(errs[0].Location.Column())
 	if len(errs) > 1 {
 		msg += fmt.Sprintf(" (and %d more errors)", len(errs)-1)
 	}

@@ -175,7 +175,7 @@ func EndpointSelector(index int, expr string) (*Selector, error) {
 	}
 	checked, iss := env.Compile(expr)
 	if iss.Err() != nil {
-		return nil, violation("ERR_215", field, "The endpoint selector %s is not valid CEL over endpoint: %s", field, Clip(iss.Err().Error()))
+		return nil, violation("ERR_215", field, "The endpoint selector %s is not valid CEL over endpoint: %s", field, celIssue(iss))
 	}
 	if checked.OutputType() != cel.BoolType {
 		return nil, violation("ERR_215", field, "The endpoint selector %s must be a boolean expression, not %s.", field, checked.OutputType())

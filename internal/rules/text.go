@@ -2,7 +2,9 @@ package rules
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -28,6 +30,32 @@ func Clip(s string) string {
 
 // Quote is Clip in Go quotes (like %q): for values inside a message.
 func Quote(s string) string { return strconv.Quote(Clip(s)) }
+
+// MaxMessage is how many characters of a library's message (cel-go's) an error repeats.
+const MaxMessage = 2 * MaxQuoted
+
+// singleQuoted is a token a library's message quotes, e.g. cel-go's 'name'.
+var singleQuoted = regexp.MustCompile(`'[^']*'`)
+
+// ClipMessage shortens a library's message at sensible boundaries: each quoted token (which
+// repeats the caller's input) is clipped inside its quotes, and a message still longer than
+// MaxMessage runes is cut before the word in which the limit falls, so that no quote is left
+// open and no word is cut: a long name in "undeclared reference to 'name' (in container …)"
+// is clipped, its quote closed and the rest of the message kept.
+func ClipMessage(s string) string {
+	s = singleQuoted.ReplaceAllStringFunc(s, func(q string) string { return "'" + Clip(q[1:len(q)-1]) + "'" })
+	n := 0
+	for i := range s {
+		if n == MaxMessage {
+			if space := strings.LastIndexByte(s[:i], ' '); space > len(s[:i])/2 {
+				i = space
+			}
+			return strings.TrimRight(s[:i], " ,;:") + " …"
+		}
+		n++
+	}
+	return s
+}
 
 // badChar describes the first control character (Unicode Cc: C0, DEL, C1) that allowed does
 // not accept, or the first invalid UTF-8 byte, in s; "" when there is none.

@@ -112,3 +112,24 @@ func TestControlCharactersPerFamily(t *testing.T) {
 		t.Errorf("public key with a trailing newline: %v", err)
 	}
 }
+
+// A library's message is cut at sensible boundaries: inside a quoted token, which keeps its
+// closing quote and the words after it, and before a word, never in its middle.
+func TestClipMessage(t *testing.T) {
+	long := strings.Repeat("n", 3*MaxQuoted)
+	for _, tt := range []struct{ in, want string }{
+		{"undeclared reference to 'nu' (in container '')", "undeclared reference to 'nu' (in container '')"},
+		{"undeclared reference to '" + long + "' (in container '')", "undeclared reference to '" + long[:MaxQuoted] + "…' (in container '')"},
+		{strings.Repeat("word ", MaxMessage/5) + "tail", strings.TrimSpace(strings.Repeat("word ", MaxMessage/5-1)) + " word …"},
+	} {
+		got := ClipMessage(tt.in)
+		if got != tt.want {
+			t.Errorf("ClipMessage(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	words := strings.Repeat("abcdefghij ", 40)
+	got := ClipMessage(words)
+	if !strings.HasSuffix(got, "abcdefghij …") || utf8.RuneCountInString(got) > MaxMessage+2 {
+		t.Errorf("ClipMessage cut %q", got)
+	}
+}

@@ -258,7 +258,7 @@ func policyRule(policy *trafficpolicy.Policy, phase string, i int, r any) error 
 // plus how many more there are.
 func celIssue(iss *cel.Issues) string {
 	errs := iss.Errors()
-	msg := Clip(strings.TrimSpace(errs[0].Message))
+	msg := ClipMessage(strings.TrimSpace(errs[0].Message))
 	if len(errs) > 1 {
 		msg += fmt.Sprintf(" (and %d more errors)", len(errs)-1)
 	}
