@@ -139,3 +139,23 @@ func TestBootstrapKeyIgnoredWarns(t *testing.T) {
 		noSecrets(t, logs, other)
 	}
 }
+
+// TestHealthChecksLoggedAtDebug: a load balancer's health checks do not fill the log at
+// info; a failing one is still logged at warn.
+func TestHealthChecksLoggedAtDebug(t *testing.T) {
+	c, logs := observed(t, zapcore.DebugLevel)
+	noAuth := []string{"Authorization", "", "Service-Version", ""}
+	equal(t, "healthz", c.req("GET", "/healthz", nil, noAuth...).status, 200)
+	equal(t, "readyz", c.req("GET", "/readyz", nil, noAuth...).status, 200)
+	c.ok(200, "GET", "/api_keys", nil)
+	if err := c.srv.Store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "readyz, store closed", c.req("GET", "/readyz", nil, noAuth...).status, 503)
+
+	var got []string
+	for _, e := range accessLines(logs) {
+		got = append(got, e.Level.String()+" "+e.ContextMap()["path"].(string))
+	}
+	equal(t, "access lines", got, []string{"debug /healthz", "debug /readyz", "info /api_keys", "warn /readyz"})
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -73,10 +74,16 @@ func newMetrics() *metrics {
 	return m
 }
 
-// register adds the series that read the server's state when scraped: the outbox's depth
-// (from the store) and this replica's agent sessions.
+// register adds the build's series and those that read the server's state when scraped:
+// the outbox's depth and lag (from the store) and this replica's agent sessions.
 func (m *metrics) register(s *Server) {
-	m.registry.MustRegister(outboxCollector{s: s}, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "warren_build_info",
+		Help:        "Always 1; its labels tell the server's version and the Go version that built it.",
+		ConstLabels: prometheus.Labels{"version": s.opts.Version, "go_version": runtime.Version()},
+	})
+	buildInfo.Set(1)
+	m.registry.MustRegister(buildInfo, outboxCollector{s: s}, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "warren_agent_sessions",
 		Help: "Agent sessions connected to this replica.",
 	}, func() float64 { return float64(s.agents.Connected()) }))
@@ -127,18 +134,22 @@ func (m *metrics) delivered(kind, outcome string, events int) {
 	m.deliveries.WithLabelValues(kind, outcome).Add(float64(events))
 }
 
-// outboxCollector reports the outbox's depth: the pending deliveries of every account,
-// counted by the store when scraped (so every replica reports the same shared number).
+// outboxCollector reports the outbox's depth and lag: the pending deliveries of every
+// account and the age of the oldest, read from the store in one query when scraped (so every
+// replica reports the same shared numbers).
 type outboxCollector struct{ s *Server }
 
-var outboxDepth = prometheus.NewDesc("warren_event_outbox_pending", "Event deliveries waiting to be sent, in every account.", nil, nil)
+var (
+	outboxDepth = prometheus.NewDesc("warren_event_outbox_pending", "Event deliveries waiting to be sent, in every account.", nil, nil)
+	outboxLag   = prometheus.NewDesc("warren_event_delivery_lag_seconds", "Age of the oldest event delivery waiting to be sent, in every account; 0 when none waits.", nil, nil)
+)
 
-func (o outboxCollector) Describe(ch chan<- *prometheus.Desc) { ch <- outboxDepth }
+func (o outboxCollector) Describe(ch chan<- *prometheus.Desc) { ch <- outboxDepth; ch <- outboxLag }
 
 func (o outboxCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	n, err := o.s.opts.Store.Pending(ctx)
+	n, oldest, err := o.s.opts.Store.Pending(ctx)
 	if err != nil {
 		// Left out of this scrape rather than failing it: the other series still tell.
 		if !o.s.outage.report(err, false) {
@@ -147,6 +158,11 @@ func (o outboxCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	ch <- prometheus.MustNewConstMetric(outboxDepth, prometheus.GaugeValue, float64(n))
+	lag := 0.0
+	if !oldest.IsZero() {
+		lag = max(0, o.s.opts.Now().Sub(oldest).Seconds()) // another replica's clock may be ahead
+	}
+	ch <- prometheus.MustNewConstMetric(outboxLag, prometheus.GaugeValue, lag)
 }
 
 // metricsHandler serves GET /metrics in Prometheus's text format, without API

@@ -3,6 +3,7 @@ package apiserver_test
 import (
 	"fmt"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -171,16 +172,58 @@ func TestMetricsCountDeliveriesByTargetKind(t *testing.T) {
 func TestMetricsOutboxDepth(t *testing.T) {
 	fake := deliverytest.NewAWS(t)
 	fake.AddKey(testKeyID, awsSecret)
-	c := newTC(t, withAWS(fake), fastRetries)
+	clock := &testClock{}
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	clock.set(t0)
+	c := newTC(t, withAWS(fake), fastRetries, clock.configure)
+	equal(t, "lag of an empty outbox", series(scrape(t, c), "warren_event_delivery_lag_seconds").GetGauge().GetValue(), 0.0)
 	dest := c.subscribe(dataStream(map[string]any{"creds": map[string]any{"access_key_id": testKeyID, "secret_access_key": awsSecret}}), "ip_policy_created.v0")
 	fake.Kinesis.SetDown(true)
 	c.ok(201, "POST", "/ip_policies", map[string]any{})
+	clock.set(t0.Add(30 * time.Second))
 	c.ok(201, "POST", "/ip_policies", map[string]any{})
+	clock.set(t0.Add(90 * time.Second))
 	apiservertest.WaitUntil(t, "a retried delivery counted", func() bool {
 		return series(scrape(t, c), "warren_event_deliveries_total", "target", "data_stream", "outcome", "retried").GetCounter().GetValue() >= 1
 	})
 	equal(t, "pending deliveries", len(c.deliveries(dest, "pending")), 2)
-	equal(t, "outbox depth", series(scrape(t, c), "warren_event_outbox_pending").GetGauge().GetValue(), 2.0)
+	fams := scrape(t, c)
+	equal(t, "outbox depth", series(fams, "warren_event_outbox_pending").GetGauge().GetValue(), 2.0)
+	// The oldest pending delivery was created at t0: 90 seconds ago.
+	equal(t, "delivery lag", series(fams, "warren_event_delivery_lag_seconds").GetGauge().GetValue(), 90.0)
+}
+
+func TestMetricsBuildInfo(t *testing.T) {
+	c := newTC(t, func(o *apiserver.Options) { o.Version = "1.2.3" })
+	m := series(scrape(t, c), "warren_build_info", "version", "1.2.3", "go_version", runtime.Version())
+	equal(t, "build info", m.GetGauge().GetValue(), 1.0)
+}
+
+// TestMetricsAgentRefusals: refused agent connections are counted by reason, every reason's
+// series there from the start.
+func TestMetricsAgentRefusals(t *testing.T) {
+	c := newTC(t)
+	_, token := c.credential()
+	connect := func(hdr ...string) int {
+		t.Helper()
+		req, err := c.request("GET", "/agent/connect", nil, hdr...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	equal(t, "unknown token", connect("Authorization", "Bearer cr_unknown_secret"), 403)
+	equal(t, "no token", connect("Authorization", ""), 403)
+	equal(t, "no subprotocol", connect("Authorization", "Bearer "+token), 426)
+	fams := scrape(t, c)
+	for reason, want := range map[string]float64{"credential": 2, "protocol": 1, "ip_restriction": 0, "sessions": 0, "rate": 0, "unavailable": 0, "other": 0} {
+		equal(t, reason, series(fams, "warren_agent_connections_refused_total", "reason", reason).GetCounter().GetValue(), want)
+	}
 }
 
 func TestReadyz(t *testing.T) {

@@ -112,7 +112,7 @@ func (s *Server) outer(next http.Handler) http.Handler {
 			if c.errorCode != "" {
 				fields = append(fields, zap.String("error_code", c.errorCode))
 			}
-			c.log.Log(accessLevel(rec.status), "request", fields...)
+			c.log.Log(accessLevel(c.pattern, rec.status), "request", fields...)
 			s.metrics.observeRequest(c.pattern, r.Method, rec.status, c.errorCode, time.Since(start))
 		}()
 		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), callKey{}, c)))
@@ -121,8 +121,11 @@ func (s *Server) outer(next http.Handler) http.Handler {
 
 // accessLevel is the level of a request's access log line. A 503, like a 429, tells the
 // client to come back: the cause is logged once where it is known (an outage of the store).
-func accessLevel(status int) zapcore.Level {
+// A health check that succeeds is at debug: a load balancer asks every few seconds.
+func accessLevel(pattern string, status int) zapcore.Level {
 	switch {
+	case healthChecks[pattern] && status < 300:
+		return zapcore.DebugLevel
 	case status == http.StatusServiceUnavailable, status == http.StatusTooManyRequests:
 		return zapcore.WarnLevel
 	case status >= 500:
@@ -130,6 +133,9 @@ func accessLevel(status int) zapcore.Level {
 	}
 	return zapcore.InfoLevel
 }
+
+// healthChecks are the route patterns of the health checks.
+var healthChecks = map[string]bool{"GET /healthz": true, "GET /readyz": true}
 
 // callOf returns the call that outer attached to the request, now holding the request as
 // the mux passed it on (with its path values).

@@ -191,9 +191,9 @@ const (
 )
 
 // checkRateLimit takes the request from the caller's account's allowance. Every answer
-// carries X-RateLimit-Limit (requests per 60 s), X-RateLimit-Remaining and X-RateLimit-Reset
+// under a limit carries X-RateLimit-Limit (requests per 60 s), X-RateLimit-Remaining and X-RateLimit-Reset
 // (seconds until the allowance is whole again); over the allowance it is 429 ERR_226 with
-// Retry-After (seconds until one more request may pass). Off when Options.RateLimit < 0.
+// Retry-After (seconds until one more request may pass). Off, headers included (there is no allowance to tell), when Options.RateLimit < 0.
 func (c *call) checkRateLimit() error {
 	l := c.s.limiter
 	if l == nil {

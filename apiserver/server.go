@@ -46,6 +46,8 @@ type Options struct {
 	MaxBodyBytes int64
 	// Now returns the current time; tests may fix it. Defaults to time.Now.
 	Now func() time.Time
+	// Version is the binary's version, told by warren_build_info. Defaults to "dev".
+	Version string
 	// RateLimit is the number of API requests an account may make per minute, all at once
 	// or spread out. 0 means DefaultRateLimit; a negative value turns the limit off.
 	// details.md §1's limit is 120.
@@ -132,6 +134,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
 	}
 	if err := setDomainDefaults(&opts); err != nil {
 		return nil, fmt.Errorf("apiserver: %w", err)

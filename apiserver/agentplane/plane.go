@@ -334,6 +334,7 @@ type pendingCommand struct {
 func (h *Plane) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	cred, err := h.credential(r)
 	if err != nil {
+		h.refuse(err)
 		h.heldSessionsRetryAfter(w, err)
 		h.host.WriteError(w, r, err)
 		return
@@ -341,6 +342,7 @@ func (h *Plane) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if msg := agentproto.SubprotocolRefusal(r.Header); msg != "" {
 		// 426 Upgrade Required: the request is fine but for the protocol, which the agent
 		// must be upgraded to speak; the Upgrade header names it (RFC 9110 §15.5.22).
+		h.metrics.refused.WithLabelValues(refusedProtocol).Inc()
 		w.Header().Set("Upgrade", "websocket")
 		w.Header().Set("Sec-WebSocket-Protocol", agentproto.SubprotocolV2)
 		h.host.WriteError(w, r, apierr.WithDetail(apierr.New(http.StatusUpgradeRequired, "ERR_215", "%s", msg), "param", "Sec-WebSocket-Protocol"))
@@ -349,11 +351,13 @@ func (h *Plane) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.wg.Add(1)
 	defer h.wg.Done()
 	if h.ctx.Err() != nil {
+		h.metrics.refused.WithLabelValues(refusedUnavailable).Inc()
 		h.host.WriteError(w, r, apierr.New(http.StatusServiceUnavailable, "", "The server is shutting down."))
 		return
 	}
 	log := h.host.RequestLog(r)
 	if err := h.takeSessionRate(r.Context(), w, log, cred); err != nil {
+		h.refuse(err)
 		h.host.WriteError(w, r, err)
 		return
 	}
@@ -410,10 +414,12 @@ func (a *agentConn) run(ip string) {
 		return
 	}
 	if hello.Type != agentproto.TypeHello {
+		h.metrics.refused.WithLabelValues(refusedProtocol).Inc()
 		a.fail(hello.ID, "ERR_215", "The first message must be "+agentproto.TypeHello+".")
 		return
 	}
 	if err := a.start(hello, ip); err != nil {
+		h.refuse(err)
 		code, msg := "ERR_215", "The session could not be started."
 		var ae *api.Error
 		var v *rules.Violation

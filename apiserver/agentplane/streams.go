@@ -14,6 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
+	"github.com/warrenhq/terraform-provider-warren/internal/api"
+	"github.com/warrenhq/terraform-provider-warren/internal/rules"
 )
 
 // Streams to tunnels (protocol v2): the edge finds an online tunnel of this replica and opens
@@ -333,8 +335,9 @@ const (
 
 // planeMetrics are the plane's series (bounded labels: outcomes only, never IDs).
 type planeMetrics struct {
-	open   prometheus.Gauge
-	opened *prometheus.CounterVec
+	open    prometheus.Gauge
+	opened  *prometheus.CounterVec
+	refused *prometheus.CounterVec // reason
 }
 
 func newPlaneMetrics(h *Plane, reg prometheus.Registerer) *planeMetrics {
@@ -347,12 +350,19 @@ func newPlaneMetrics(h *Plane, reg prometheus.Registerer) *planeMetrics {
 			Name: "warren_agent_streams_opened_total",
 			Help: "Visitor streams asked of this replica's agent sessions, by outcome (opened, offline, ended, failed, unreachable, refused).",
 		}, []string{"outcome"}),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "warren_agent_connections_refused_total",
+			Help: "Agent connections refused by this replica, by reason (credential, ip_restriction, sessions, rate, protocol, unavailable, other).",
+		}, []string{"reason"}),
 	}
 	for _, o := range []string{outcomeOpened, outcomeOffline, outcomeEnded, outcomeFailed, outcomeUnreachable, outcomeRefused} {
 		m.opened.WithLabelValues(o)
 	}
+	for _, r := range refusalReasons {
+		m.refused.WithLabelValues(r)
+	}
 	if reg != nil {
-		reg.MustRegister(m.open, m.opened, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		reg.MustRegister(m.open, m.opened, m.refused, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "warren_agent_session_streams_max",
 			Help: "The most visitor streams one agent session of this replica holds open.",
 		}, func() float64 { return float64(h.maxStreams()) }))
@@ -369,4 +379,49 @@ func (h *Plane) maxStreams() int64 {
 		n = max(n, a.streams.Load())
 	}
 	return n
+}
+
+// The reason labels of warren_agent_connections_refused_total: a bounded set, each series
+// there from the start at 0.
+const (
+	refusedCredential    = "credential"     // no, a malformed or an unknown token (ERR_200…ERR_203)
+	refusedIPRestriction = "ip_restriction" // the account's agent IP restriction (ERR_220)
+	refusedSessions      = "sessions"       // as many sessions held as allowed (ERR_225)
+	refusedRate          = "rate"           // too many new sessions a minute (ERR_226)
+	refusedProtocol      = "protocol"       // no v2 subprotocol, or a Hello that is not one
+	refusedUnavailable   = "unavailable"    // the store is down or the server shutting down
+	refusedOther         = "other"          // any other refusal
+)
+
+var refusalReasons = []string{refusedCredential, refusedIPRestriction, refusedSessions, refusedRate, refusedProtocol, refusedUnavailable, refusedOther}
+
+// refuse counts a refused agent connection under the reason err tells.
+func (h *Plane) refuse(err error) {
+	h.metrics.refused.WithLabelValues(h.refusalReason(err)).Inc()
+}
+
+func (h *Plane) refusalReason(err error) string {
+	if h.host.StoreDown(err) {
+		return refusedUnavailable
+	}
+	var ae *api.Error
+	var v *rules.Violation
+	code := ""
+	switch {
+	case errors.As(err, &ae):
+		code = ae.ErrorCode
+	case errors.As(err, &v):
+		code = v.Code
+	}
+	switch code {
+	case "ERR_200", "ERR_201", "ERR_202", "ERR_203":
+		return refusedCredential
+	case "ERR_220":
+		return refusedIPRestriction
+	case agentproto.ErrTooManySessions:
+		return refusedSessions
+	case agentproto.ErrSessionRate:
+		return refusedRate
+	}
+	return refusedOther
 }

@@ -84,8 +84,9 @@ type Outbox interface {
 	Events(ctx context.Context, q OutboxQuery) ([]*Event, error)
 	// Deliveries lists deliveries, newest first.
 	Deliveries(ctx context.Context, q OutboxQuery) ([]*Delivery, error)
-	// Pending counts the pending deliveries of every account: the outbox's depth.
-	Pending(ctx context.Context) (int64, error)
+	// Pending counts the pending deliveries of every account (the outbox's depth) and
+	// tells when the oldest of them was created (zero when none is pending).
+	Pending(ctx context.Context) (n int64, oldest time.Time, err error)
 	// Prune deletes the events older than before that have no pending delivery, with their
 	// deliveries, and reports how many events it deleted.
 	Prune(ctx context.Context, before time.Time) (int64, error)

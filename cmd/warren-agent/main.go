@@ -179,7 +179,7 @@ func newFlagSet() (fs *cliflags.Set, cfg *config) {
 	fs = cliflags.New("warren-agent")
 	str := fs.String
 	str(&cfg.server, "server", "WARREN_AGENT_SERVER", "", "base URL of the Warren server, e.g. https://warren.example.com (required)")
-	str(&cfg.authtoken, "authtoken", "WARREN_AGENT_AUTHTOKEN", "", "token of a tunnel credential (required; never logged)")
+	str(&cfg.authtoken, "authtoken", "WARREN_AGENT_AUTHTOKEN", "", "token of a tunnel credential (required; never logged); give it in the environment variable, since ps shows a command line to every user")
 	str(&cfg.forwardsTo, "forwards-to", "WARREN_AGENT_FORWARDS_TO", "", "the local app the tunnels forward to: http://host:port, https://host:port, host:port or a port on localhost (required)")
 	str(&cfg.hostname, "hostname", "WARREN_AGENT_HOSTNAME", "", "bind a tunnel on this reserved domain (proto http, https or tls)")
 	str(&cfg.addr, "addr", "WARREN_AGENT_ADDR", "", "bind a tcp tunnel on this reserved address, host:port")

@@ -348,6 +348,7 @@ func (cfg *config) check() error {
 // options are the apiserver options the configuration sets.
 func (cfg *config) options() apiserver.Options {
 	return apiserver.Options{
+		Version:               version,
 		BaseURL:               cfg.baseURL,
 		BootstrapAPIKey:       cfg.bootstrapAPIKey,
 		AdminToken:            cfg.adminToken,

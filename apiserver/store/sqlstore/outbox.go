@@ -143,13 +143,17 @@ func (s *Store) Events(ctx context.Context, q store.OutboxQuery) ([]*store.Event
 }
 
 // Pending implements store.Outbox; the index deliveries_due serves it.
-func (s *Store) Pending(ctx context.Context) (int64, error) {
+func (s *Store) Pending(ctx context.Context) (int64, time.Time, error) {
 	var n int64
+	var oldest sql.NullInt64 // NULL when none is pending
 	err := s.run(ctx, s.read, &s.dialect.ReadOptions, func(st store.Tx) error {
 		t := st.(*tx)
-		return t.tx.QueryRowContext(ctx, t.d.rebind("SELECT count(*) FROM deliveries WHERE state = ?"), store.DeliveryPending).Scan(&n)
+		return t.tx.QueryRowContext(ctx, t.d.rebind("SELECT count(*), min(created_at) FROM deliveries WHERE state = ?"), store.DeliveryPending).Scan(&n, &oldest)
 	})
-	return n, err
+	if err != nil || !oldest.Valid {
+		return n, time.Time{}, err
+	}
+	return n, fromMS(oldest.Int64), nil
 }
 
 // Deliveries implements store.Outbox.

@@ -199,29 +199,36 @@ func testOutboxQueries(t *testing.T, s store.Store) {
 }
 
 // testOutboxPending: the outbox's depth counts pending deliveries of every account, and
-// drops as they are delivered.
+// drops as they are delivered; the oldest pending one's creation time follows.
 func testOutboxPending(t *testing.T, s store.Store) {
+	var oldest time.Time
 	pending := func() int64 {
 		t.Helper()
-		n, err := s.Pending(t.Context())
+		n, o, err := s.Pending(t.Context())
 		if err != nil {
 			t.Fatalf("Pending: %v", err)
 		}
+		oldest = o
 		return n
 	}
-	if n := pending(); n != 0 {
-		t.Fatalf("empty outbox: %d pending", n)
+	if n := pending(); n != 0 || !oldest.IsZero() {
+		t.Fatalf("empty outbox: %d pending, oldest %v", n, oldest)
 	}
 	addEvent(t, s, "ev_1", 0, "ed_a", "ed_b")
 	addEvent(t, s, "ev_2", time.Second, "ed_a")
 	addEvent(t, s, "ev_3", 2*time.Second) // no subscriber, no delivery
-	if n := pending(); n != 3 {
-		t.Fatalf("after three deliveries: %d pending", n)
+	if n := pending(); n != 3 || !oldest.Equal(t0) {
+		t.Fatalf("after three deliveries: %d pending, oldest %v, want %v", n, oldest, t0)
 	}
 	ds := claim(t, s, "h", t0.Add(time.Hour))
 	finish(t, s, "h", t0.Add(time.Hour), store.DeliveryDelivered, time.Time{}, ds...)
 	if n := pending(); n != int64(3-len(ds)) || len(ds) == 0 {
 		t.Fatalf("after delivering %d: %d pending", len(ds), n)
+	}
+	ds = claim(t, s, "h", t0.Add(time.Hour))
+	finish(t, s, "h", t0.Add(time.Hour), store.DeliveryDelivered, time.Time{}, ds...)
+	if n := pending(); n != 0 || !oldest.IsZero() {
+		t.Fatalf("all delivered: %d pending, oldest %v", n, oldest)
 	}
 }
 
