@@ -10,7 +10,6 @@ import (
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/postgres"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/postgres/pgcluster"
-	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sealing"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sqlstore"
 )
 
@@ -22,14 +21,7 @@ func newReplicas(t *testing.T) (m *managedEnv, edgeB *apiservertest.Edge, mgrB *
 		return postgres.Open(ctx, dsn, seal)
 	}, apiservertest.NoRateLimit)
 	m = newManagedEnvOn(t, srv, 0)
-	key, err := sealing.ParseKey(srv.SecretKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, err := sealing.NewKeyring(key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := srv.Keys(t)
 	st, err := postgres.Open(t.Context(), dsn, sqlstore.WithKeys(keys))
 	if err != nil {
 		t.Fatal(err)

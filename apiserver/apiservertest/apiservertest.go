@@ -161,3 +161,18 @@ func (s *Server) do(t testing.TB, req *http.Request, out any) {
 		t.Fatalf("%s %s: decode: %v", req.Method, req.URL.Path, err)
 	}
 }
+
+// Keys is the keyring of the server's secret key, with which another replica's store opens
+// the same database.
+func (s *Server) Keys(t testing.TB) *sealing.Keyring {
+	t.Helper()
+	key, err := sealing.ParseKey(s.SecretKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := sealing.NewKeyring(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return keys
+}

@@ -17,7 +17,6 @@ import (
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/postgres"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/postgres/pgcluster"
-	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sealing"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sqlstore"
 )
 
@@ -95,14 +94,7 @@ func onPostgres(t *testing.T) (*apiservertest.Server, func() store.Store) {
 	srv := apiservertest.StartOn(t, func(ctx context.Context, seal sqlstore.Option) (store.Store, error) {
 		return postgres.Open(ctx, dsn, seal)
 	}, apiservertest.NoRateLimit, belowEphemeralPorts)
-	key, err := sealing.ParseKey(srv.SecretKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, err := sealing.NewKeyring(key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := srv.Keys(t)
 	return srv, func() store.Store {
 		t.Helper()
 		other, err := postgres.Open(t.Context(), dsn, sqlstore.WithKeys(keys))

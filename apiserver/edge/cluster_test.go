@@ -55,13 +55,7 @@ func newCluster(t *testing.T, configureA, configure func(*apiserver.Options)) *c
 		return postgres.Open(ctx, c.dsn, seal)
 	}, optsA...)
 	c.unlinkA = c.a.ServeCluster(t, lnA)
-	key, err := sealing.ParseKey(c.a.SecretKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.keys, err = sealing.NewKeyring(key); err != nil {
-		t.Fatal(err)
-	}
+	c.keys = c.a.Keys(t)
 	var other store.Store
 	c.b, other = c.replica(t)
 	c.env = newEnvOnStore(t, c.a, other, c.b.EdgeTunnels())

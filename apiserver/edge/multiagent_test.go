@@ -151,14 +151,7 @@ func TestAgentOnEveryReplica(t *testing.T) {
 		return postgres.Open(ctx, dsn, seal)
 	}, apiservertest.NoRateLimit, linked(lnA), quickLeases, func(o *apiserver.Options) { o.Agents.Advertise = o.BaseURL })
 	a.ServeCluster(t, lnA)
-	key, err := sealing.ParseKey(a.SecretKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, err := sealing.NewKeyring(key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := a.Keys(t)
 	b := startAgentReplica(t, a, dsn, keys, "127.0.0.1:0")
 	viaA := newEnvOnStore(t, a, a.Store, a.EdgeTunnels())
 	viaB := newEnvOnStore(t, a, b.st, b.srv.EdgeTunnels())

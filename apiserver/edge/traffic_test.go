@@ -13,7 +13,6 @@ import (
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/postgres"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/postgres/pgcluster"
-	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sealing"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sqlstore"
 	"github.com/warrenhq/terraform-provider-warren/internal/api"
 )
@@ -87,14 +86,7 @@ func TestTrafficAcrossReplicas(t *testing.T) {
 	a := apiservertest.StartOn(t, func(ctx context.Context, seal sqlstore.Option) (store.Store, error) {
 		return postgres.Open(ctx, dsn, seal)
 	}, apiservertest.NoRateLimit, belowEphemeralPorts)
-	key, err := sealing.ParseKey(a.SecretKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, err := sealing.NewKeyring(key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := a.Keys(t)
 	st, err := postgres.Open(t.Context(), dsn, sqlstore.WithKeys(keys))
 	if err != nil {
 		t.Fatal(err)
