@@ -98,6 +98,10 @@ func New(o Options) *Inspector {
 	return &Inspector{o: o, changed: make(chan struct{})}
 }
 
+// SetDial sets how replays reach the apps (the agent's forwarder sets it); call it before
+// serving Handler.
+func (in *Inspector) SetDial(d DialFunc) { in.o.Dial = d }
+
 // add records e as a new exchange, dropping the oldest beyond the bound.
 func (in *Inspector) add(e *Exchange) {
 	in.mu.Lock()
