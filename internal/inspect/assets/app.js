@@ -80,7 +80,7 @@ async function replay(edit) {
     method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(edit || {}),
   });
   const body = await res.json();
-  $("replay-result").textContent = res.ok ? "Replayed: " + body.status : "Replay failed: " + body.error;
+  $("replay-result").textContent = res.ok ? "Replayed " + body.method + " " + body.path + ": " + body.status : "Replay failed: " + body.error;
   if (res.ok) upsert(body);
 }
 $("replay").addEventListener("click", () => replay());
