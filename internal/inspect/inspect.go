@@ -206,12 +206,12 @@ func (in *Inspector) Tap(tunnelID, proto, forwardsTo string) *Stream {
 		defer wg.Done()
 		defer close(pending)
 		defer s.req.abandon()
-		in.readRequests(bufio.NewReader(s.req), tunnelID, proto, forwardsTo, pending)
+		in.readRequests(s.req, tunnelID, proto, forwardsTo, pending)
 	}()
 	go func() {
 		defer wg.Done()
 		defer s.resp.abandon()
-		in.readResponses(bufio.NewReader(s.resp), pending)
+		in.readResponses(s.resp, pending)
 		for e := range pending { // requests the stream never answered
 			in.update(e, func(e *Exchange) { e.Error = "no answer" })
 		}
@@ -220,13 +220,14 @@ func (in *Inspector) Tap(tunnelID, proto, forwardsTo string) *Stream {
 	return s
 }
 
-func (in *Inspector) readRequests(r *bufio.Reader, tunnelID, proto, forwardsTo string, pending chan<- *Exchange) {
+func (in *Inspector) readRequests(tap *tapBuffer, tunnelID, proto, forwardsTo string, pending chan<- *Exchange) {
+	r := bufio.NewReader(tap)
 	for {
 		req, err := http.ReadRequest(r)
 		if err != nil {
 			return
 		}
-		e := &Exchange{Time: time.Now(), TunnelID: tunnelID, Method: req.Method, Host: req.Host, Path: req.RequestURI,
+		e := &Exchange{Time: tap.readAt(), TunnelID: tunnelID, Method: req.Method, Host: req.Host, Path: req.RequestURI,
 			ReqHeader: headers(req.Header, req.Host), proto: proto, forwardsTo: forwardsTo}
 		body, cut, err := in.readBody(req.Body)
 		e.ReqBody, e.ReqCut = body, cut
@@ -246,7 +247,8 @@ func (in *Inspector) readRequests(r *bufio.Reader, tunnelID, proto, forwardsTo s
 	}
 }
 
-func (in *Inspector) readResponses(r *bufio.Reader, pending <-chan *Exchange) {
+func (in *Inspector) readResponses(tap *tapBuffer, pending <-chan *Exchange) {
+	r := bufio.NewReader(tap)
 	for e := range pending {
 		req := &http.Request{Method: e.Method}
 		var resp *http.Response
@@ -266,7 +268,7 @@ func (in *Inspector) readResponses(r *bufio.Reader, pending <-chan *Exchange) {
 			e.Status = resp.StatusCode
 			e.RespHeader = headers(resp.Header, "")
 			e.RespBody, e.RespCut = body, cut
-			e.DurationMS = float64(time.Since(e.Time).Microseconds()) / 1000
+			e.DurationMS = float64(tap.readAt().Sub(e.Time).Microseconds()) / 1000
 			if berr != nil {
 				e.Error = "response body: " + berr.Error()
 			}

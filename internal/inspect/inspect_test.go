@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 // feed writes the request and response bytes of one stream through a tap, as the
@@ -227,5 +228,23 @@ func TestThePageIsServedWithAStrictPolicyOnLoopbackNamesOnly(t *testing.T) {
 	New(Options{AllowRemote: true}).Handler().ServeHTTP(rec, httptest.NewRequest("GET", "http://inspector.example.com/api/exchanges", nil))
 	if rec.Code != 200 {
 		t.Errorf("GET through another name with AllowRemote = %d, want 200", rec.Code)
+	}
+}
+
+func TestATapTellsWhenTheBytesReadWentBy(t *testing.T) {
+	b := newTapBuffer(64)
+	_, _ = b.Write([]byte("ab"))
+	_, _ = b.Write([]byte("cd"))
+	first, second := b.at[0].at, b.at[1].at
+	for _, step := range []struct {
+		n    int
+		want time.Time
+	}{{1, first}, {1, first}, {1, second}, {1, second}} {
+		if n, err := b.Read(make([]byte, step.n)); n != step.n || err != nil {
+			t.Fatalf("Read = %d, %v", n, err)
+		}
+		if got := b.readAt(); !got.Equal(step.want) {
+			t.Fatalf("readAt = %v, want %v", got, step.want)
+		}
 	}
 }
