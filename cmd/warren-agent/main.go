@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"os/signal"
@@ -17,11 +18,13 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/agentclient"
 	"github.com/warrenhq/terraform-provider-warren/internal/cliflags"
+	"github.com/warrenhq/terraform-provider-warren/internal/inspect"
 	"github.com/warrenhq/terraform-provider-warren/internal/zaplog"
 )
 
@@ -102,7 +105,22 @@ func run(ctx context.Context, args []string, env func(string) (string, bool), st
 
 	log := zaplog.New(cfg.level, stderr)
 	defer func() { _ = log.Sync() }()
-	client, err := agentclient.New(cfg.client(log))
+	clientCfg := cfg.client(log)
+	var inspector *http.Server
+	if cfg.inspect != "" {
+		in := inspect.New(inspect.Options{ShowSecrets: cfg.inspectShowSecrets, AllowRemote: cfg.inspectAllowRemote})
+		clientCfg.Forward.Inspector = in
+		ln, err := net.Listen("tcp", cfg.inspect)
+		if err != nil {
+			fmt.Fprintf(stderr, "warren-agent: --inspect: %v\n", err)
+			return exitFailed
+		}
+		inspector = &http.Server{Handler: in.Handler(), ReadHeaderTimeout: 10 * time.Second}
+		defer inspector.Close()
+		log.Info("traffic inspector listening", zap.String("url", "http://"+ln.Addr().String()+"/"))
+		go func() { _ = inspector.Serve(ln) }()
+	}
+	client, err := agentclient.New(clientCfg)
 	if err != nil { // parseFlags checked what New checks; kept for safety
 		fmt.Fprintf(stderr, "warren-agent: %v\n", err)
 		return exitUsage
@@ -135,6 +153,9 @@ type config struct {
 
 	upstreamCA                                string
 	upstreamInsecureSkipVerify, proxyProtocol bool
+
+	inspect                                string
+	inspectAllowRemote, inspectShowSecrets bool
 
 	level   zap.AtomicLevel // derived by check
 	tunnels []agentclient.TunnelConfig
@@ -191,6 +212,9 @@ func newFlagSet() (fs *cliflags.Set, cfg *config) {
 	str(&cfg.upstreamCA, "upstream-ca", "WARREN_AGENT_UPSTREAM_CA", "", "PEM file of a private CA trusted, beside the system's, for an https:// --forwards-to")
 	fs.Bool(&cfg.upstreamInsecureSkipVerify, "upstream-insecure-skip-verify", "WARREN_AGENT_UPSTREAM_INSECURE_SKIP_VERIFY", false, "accept any certificate from an https:// --forwards-to")
 	fs.Bool(&cfg.proxyProtocol, "proxy-protocol", "WARREN_AGENT_PROXY_PROTOCOL", false, "send a PROXY protocol v2 header with the visitor's address first to the app of tcp and tls tunnels")
+	str(&cfg.inspect, "inspect", "WARREN_AGENT_INSPECT", "", "serve the traffic inspector (the http and https tunnels' requests, live, with replay) on this address, e.g. 127.0.0.1:4040; off when empty")
+	fs.Bool(&cfg.inspectAllowRemote, "inspect-allow-remote", "WARREN_AGENT_INSPECT_ALLOW_REMOTE", false, "let --inspect listen on an address other than loopback, and answer through any host name: whoever reaches it sees the traffic and can replay it")
+	fs.Bool(&cfg.inspectShowSecrets, "inspect-show-secrets", "WARREN_AGENT_INSPECT_SHOW_SECRETS", false, "show Authorization, Proxy-Authorization, Cookie and Set-Cookie values in the inspector instead of masking them")
 	str(&cfg.logLevel, "log-level", "WARREN_AGENT_LOG_LEVEL", "info", "log level: debug, info, warn or error")
 	fs.BoolVar(&cfg.showVersion, "version", false, "print the version and exit")
 	return fs, cfg
@@ -240,6 +264,9 @@ func (cfg *config) check() error {
 	if u, err := url.Parse(cfg.server); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("--server %q is not an http:// or https:// URL", cfg.server)
 	}
+	if cfg.inspect != "" && !cfg.inspectAllowRemote && !loopbackAddr(cfg.inspect) {
+		return fmt.Errorf("--inspect %q is not a loopback address (127.0.0.1:PORT, [::1]:PORT or localhost:PORT); add --inspect-allow-remote to serve it to other machines", cfg.inspect)
+	}
 	if cfg.addr != "" && !isHostPort(cfg.addr) {
 		return fmt.Errorf("--addr %q is not host:port", cfg.addr)
 	}
@@ -266,6 +293,19 @@ func (cfg *config) check() error {
 func isHostPort(s string) bool {
 	host, port, err := net.SplitHostPort(s)
 	return err == nil && host != "" && port != ""
+}
+
+// loopbackAddr: host:port whose host is a loopback IP or localhost.
+func loopbackAddr(s string) bool {
+	host, _, err := net.SplitHostPort(s)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // client is the agent's configuration.

@@ -86,6 +86,8 @@ func TestCommandLine(t *testing.T) {
 		{args: with("--hostname", "a", "--log-level", "loud"), code: 2, stderr: `--log-level "loud" is not one of`},
 		{args: with("--hostname", "a", "--connections", "0"), code: 2, stderr: "--connections 0 is not between 1 and 16"},
 		{args: with("--hostname", "a"), env: map[string]string{"WARREN_AGENT_CONNECTIONS": "17"}, code: 2, stderr: "--connections 17 is not between 1 and 16"},
+		{args: with("--hostname", "a", "--inspect", ":4040"), code: 2, stderr: `--inspect ":4040" is not a loopback address`},
+		{args: with("--hostname", "a", "--inspect", "192.0.2.1:4040"), code: 2, stderr: "add --inspect-allow-remote"},
 	} {
 		t.Run(strings.Join(tt.args, " ")+fmt.Sprint(tt.env), func(t *testing.T) {
 			var stdout, stderr lockedBuffer
@@ -116,7 +118,7 @@ func TestHelpHidesTheEnvironment(t *testing.T) {
 	if code := run(t.Context(), []string{"--help"}, envOf(map[string]string{"WARREN_AGENT_AUTHTOKEN": token}), &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	for _, flag := range []string{"-server", "-authtoken", "-forwards-to", "-hostname", "-addr", "-label", "-proto", "-metadata", "-region", "-log-level", "-upstream-ca", "-upstream-insecure-skip-verify", "-proxy-protocol", "WARREN_AGENT_AUTHTOKEN"} {
+	for _, flag := range []string{"-server", "-authtoken", "-forwards-to", "-hostname", "-addr", "-label", "-proto", "-metadata", "-region", "-log-level", "-upstream-ca", "-upstream-insecure-skip-verify", "-proxy-protocol", "-inspect", "-inspect-allow-remote", "-inspect-show-secrets", "WARREN_AGENT_AUTHTOKEN"} {
 		if !strings.Contains(stdout.String(), flag) {
 			t.Errorf("the help lacks %s", flag)
 		}

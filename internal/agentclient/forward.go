@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
+	"github.com/warrenhq/terraform-provider-warren/internal/inspect"
 	"github.com/warrenhq/terraform-provider-warren/internal/proxyproto"
 )
 
@@ -47,6 +48,9 @@ type ForwardOptions struct {
 	// Logger receives a line per failed dial and a debug line per stream; never a payload.
 	// Default: no logs.
 	Logger *zap.Logger
+	// Inspector, when set, sees a copy of the bytes of http and https tunnels' streams
+	// (warren-agent --inspect) and replays requests through this forwarder's dial.
+	Inspector *inspect.Inspector
 }
 
 // Forwarder carries visitor streams to the local apps.
@@ -55,6 +59,7 @@ type Forwarder struct {
 	dialer        net.Dialer
 	tls           *tls.Config // for https:// upstreams; each gets a clone naming its server
 	log           *zap.Logger
+	inspector     *inspect.Inspector
 	// proto + " " + forwards_to → *upstream, parsed once per tunnel; the agent's own
 	// configuration names them, so the map stays small.
 	upstreams sync.Map
@@ -86,7 +91,11 @@ func NewForwarder(o ForwardOptions) (*Forwarder, error) {
 			MinVersion:         tls.VersionTLS12,
 			ClientSessionCache: tls.NewLRUClientSessionCache(0),
 		},
-		log: o.Logger,
+		log:       o.Logger,
+		inspector: o.Inspector,
+	}
+	if o.Inspector != nil {
+		o.Inspector.SetDial(f.dialApp)
 	}
 	return f, nil
 }
@@ -238,17 +247,25 @@ func (f *Forwarder) Serve(ctx context.Context, stream net.Conn, h agentproto.Str
 	}
 	defer context.AfterFunc(ctx, abort)()
 
+	var fromVisitor, fromApp io.Reader = stream, conn
+	if f.inspector != nil && (h.Proto == "http" || h.Proto == "https") {
+		// The inspector reads copies; the forwarded bytes stay as they are.
+		tap := f.inspector.Tap(h.TunnelID, h.Proto, forwardsTo)
+		defer tap.Close()
+		fromVisitor, fromApp = io.TeeReader(stream, tap.Request), io.TeeReader(conn, tap.Response)
+	}
+
 	start := time.Now()
 	var fromUpstream int64
 	var fromErr error
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if fromUpstream, fromErr = f.copyHalf(stream, conn); fromErr != nil {
+		if fromUpstream, fromErr = f.copyHalf(stream, fromApp); fromErr != nil {
 			abort()
 		}
 	}()
-	toUpstream, toErr := f.copyHalf(conn, stream)
+	toUpstream, toErr := f.copyHalf(conn, fromVisitor)
 	if toErr != nil {
 		abort()
 	}
@@ -266,9 +283,18 @@ func (f *Forwarder) dial(ctx context.Context, u *upstream) (net.Conn, error) {
 	return d.DialContext(ctx, "tcp", u.addr)
 }
 
+// dialApp connects to forwardsTo as a stream of proto would: the inspector's replays.
+func (f *Forwarder) dialApp(ctx context.Context, proto, forwardsTo string) (net.Conn, error) {
+	up, err := f.upstreamFor(proto, forwardsTo)
+	if err != nil {
+		return nil, err
+	}
+	return f.dial(ctx, up)
+}
+
 // copyHalf copies src to dst until src ends, then ends dst's writing. It returns the bytes
 // copied and the first error (nil when src ended cleanly).
-func (f *Forwarder) copyHalf(dst, src net.Conn) (int64, error) {
+func (f *Forwarder) copyHalf(dst net.Conn, src io.Reader) (int64, error) {
 	n, err := netcopy.Copy(dst, src)
 	if err != nil {
 		return n, err
