@@ -110,8 +110,9 @@ func TestTrafficAcrossReplicas(t *testing.T) {
 	envB.ca = envA.ca
 	ok := envA.create("/backends/http_response", map[string]any{"status_code": 200, "body": "ok"})
 	edgeID, _ := envA.httpsEdge("replicas.example.test", ok, nil)
-	served := 0 // by B: requests to a host B does not know yet are not an edge's traffic
+	served, sent := 0, 0 // by B: requests to a host B does not know yet are not an edge's traffic
 	apiservertest.WaitUntil(t, "replica B serves the edge", func() bool {
+		sent++
 		resp, err := envB.client().Get("https://replicas.example.test/") // fails while B has no certificate for it
 		if err != nil {
 			return false
@@ -127,6 +128,7 @@ func TestTrafficAcrossReplicas(t *testing.T) {
 	}
 	envB.get(envB.client(), "https://replicas.example.test/")
 	served += 3
+	sent += 3
 	a.FlushTraffic(t)
 	closed = true
 	if err := b.Close(); err != nil { // writes B's minutes
@@ -140,7 +142,9 @@ func TestTrafficAcrossReplicas(t *testing.T) {
 		requests += bk.Requests
 		ok2xx += bk.Status.S2xx
 	}
-	if requests != int64(served) || ok2xx != requests {
-		t.Fatalf("the edge's hour: %d requests, %d 2xx; want the %d that A and B served", requests, ok2xx, served)
+	// While B's snapshot catches up, it may answer the edge's host with an error that is
+	// the edge's traffic too: every 2xx is counted, and nothing beyond what was sent.
+	if ok2xx != int64(served) || requests < ok2xx || requests > int64(sent) {
+		t.Fatalf("the edge's hour: %d requests, %d 2xx; want the %d 2xx that A and B served, of %d sent", requests, ok2xx, served, sent)
 	}
 }
