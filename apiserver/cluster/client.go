@@ -176,18 +176,24 @@ func (c *Client) dial(addr string, p *peer) {
 	}
 }
 
-// link dials addr, authenticates both ends and starts the multiplexer's client end.
+// link dials addr, authenticates both ends and starts the multiplexer's client end. The
+// server is asked for the certificate of each of our keys in turn, while its certificate
+// names another: during a rotation it may hold only a previous key.
 func (c *Client) link(addr string, timeout time.Duration) (*yamux.Session, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	conn, err := c.Dialer.DialContext(ctx, "tcp", addr)
+	var tc *tls.Conn
+	var err error
+	for _, cfg := range c.creds.clients {
+		if tc, err = c.handshake(ctx, addr, cfg); err == nil || !unauthenticated(err) {
+			break
+		}
+	}
+	if unauthenticated(err) {
+		return nil, fmt.Errorf("%w: %w", ErrUnauthenticated, err)
+	}
 	if err != nil {
 		return nil, err
-	}
-	tc := tls.Client(conn, c.creds.client)
-	if err := tc.HandshakeContext(ctx); err != nil {
-		_ = conn.Close()
-		return nil, fmt.Errorf("cluster: the link to %s: %w", addr, err)
 	}
 	sess, err := yamux.Client(tc, muxConfig(timeout))
 	if err != nil {
@@ -195,6 +201,20 @@ func (c *Client) link(addr string, timeout time.Duration) (*yamux.Session, error
 		return nil, err
 	}
 	return sess, nil
+}
+
+// handshake dials addr and runs the TLS handshake with cfg.
+func (c *Client) handshake(ctx context.Context, addr string, cfg *tls.Config) (*tls.Conn, error) {
+	conn, err := c.Dialer.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	tc := tls.Client(conn, cfg)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		_ = conn.Close()
+		return nil, fmt.Errorf("cluster: the link to %s: %w", addr, err)
+	}
+	return tc, nil
 }
 
 // forget drops p from the pool if it is still there: the next stream to addr dials again.

@@ -20,23 +20,25 @@ import (
 
 // credentials are a replica's TLS configurations for the link. Each key of the link's
 // keyring (KeysFor: the current one, and the previous ones during a rotation) is the seed
-// of an ed25519 key with a self-signed certificate, the same on every replica; a peer is
-// authenticated when its certificate's key is one of these, which TLS 1.3 makes it prove it
-// holds. No chain, name or date is checked: the key is the trust.
+// of an ed25519 key with a self-signed CA certificate named after it, the same on every
+// replica. These certificates are the only roots either end trusts, and TLS verifies the
+// peer's certificate against them as usual (chain, name, usage), so a peer is authenticated
+// when its certificate's key is one of ours, which TLS 1.3 makes it prove it holds.
 //
 // A replica presents the certificate of its current key unless the peer asks for another:
-// a client names its current key as the server name, and a server lists the certificates
-// it accepts (certificate_authorities). So replicas in the middle of a rotation, one with
-// the new key and the old, one with the old only, still link both ways.
+// a client names a key as the server name (its current one first, then each previous one
+// while the names do not match), and a server lists the certificates it accepts
+// (certificate_authorities). So replicas in the middle of a rotation, one with the new key
+// and the old, one with the old only, still link both ways.
 type credentials struct {
-	ids            []identity // the current key's first
-	client, server *tls.Config
+	ids     []identity    // the current key's first
+	clients []*tls.Config // one per identity, naming it as the server name
+	server  *tls.Config
 }
 
 type identity struct {
 	name string // the server name that asks for it
 	cert tls.Certificate
-	pub  ed25519.PublicKey
 }
 
 func newCredentials(keys *sealing.Keyring) (*credentials, error) {
@@ -44,30 +46,32 @@ func newCredentials(keys *sealing.Keyring) (*credentials, error) {
 		return nil, errors.New("cluster: the link needs its keys (KeysFor)")
 	}
 	c := &credentials{}
-	subjects := x509.NewCertPool() // only announced to clients, never verified against
+	roots := x509.NewCertPool()
 	for _, seed := range keys.Secrets() {
 		id, err := newIdentity(seed)
 		if err != nil {
 			return nil, err
 		}
-		subjects.AddCert(id.cert.Leaf)
+		roots.AddCert(id.cert.Leaf)
 		c.ids = append(c.ids, id)
 	}
 	c.server = &tls.Config{
 		MinVersion:       tls.VersionTLS13,
 		NextProtos:       []string{ALPN},
-		ClientAuth:       tls.RequireAnyClientCert,
-		ClientCAs:        subjects,
+		ClientAuth:       tls.RequireAndVerifyClientCert,
+		ClientCAs:        roots,
 		GetCertificate:   c.serverCertificate,
-		VerifyConnection: c.verify,
+		VerifyConnection: speaksLink,
 	}
-	c.client = &tls.Config{
-		MinVersion:           tls.VersionTLS13,
-		NextProtos:           []string{ALPN},
-		ServerName:           c.ids[0].name,
-		InsecureSkipVerify:   true, // verify checks the peer's key instead of a chain to a root
-		GetClientCertificate: c.clientCertificate,
-		VerifyConnection:     c.verify,
+	for _, id := range c.ids {
+		c.clients = append(c.clients, &tls.Config{
+			MinVersion:           tls.VersionTLS13,
+			NextProtos:           []string{ALPN},
+			ServerName:           id.name,
+			RootCAs:              roots,
+			GetClientCertificate: c.clientCertificate,
+			VerifyConnection:     speaksLink,
+		})
 	}
 	return c, nil
 }
@@ -97,7 +101,7 @@ func newIdentity(seed []byte) (identity, error) {
 	if err != nil {
 		return identity{}, fmt.Errorf("cluster: the link's certificate: %w", err)
 	}
-	return identity{name: name, cert: tls.Certificate{Certificate: [][]byte{der}, PrivateKey: priv, Leaf: leaf}, pub: pub}, nil
+	return identity{name: name, cert: tls.Certificate{Certificate: [][]byte{der}, PrivateKey: priv, Leaf: leaf}}, nil
 }
 
 // serverCertificate is the certificate of the key the client named, else the current one.
@@ -121,18 +125,17 @@ func (c *credentials) clientCertificate(req *tls.CertificateRequestInfo) (*tls.C
 	return &c.ids[0].cert, nil
 }
 
-// verify accepts a peer that speaks this version of the link with a certificate of one of
-// the link's keys.
-func (c *credentials) verify(cs tls.ConnectionState) error {
+// speaksLink refuses a verified peer that does not speak this version of the link.
+func speaksLink(cs tls.ConnectionState) error {
 	if cs.NegotiatedProtocol != ALPN {
 		return fmt.Errorf("cluster: the peer does not speak %s", ALPN)
 	}
-	if len(cs.PeerCertificates) == 0 {
-		return ErrUnauthenticated
-	}
-	pub, ok := cs.PeerCertificates[0].PublicKey.(ed25519.PublicKey)
-	if ok && slices.ContainsFunc(c.ids, func(id identity) bool { return pub.Equal(id.pub) }) {
-		return nil
-	}
-	return ErrUnauthenticated
+	return nil
+}
+
+// unauthenticated reports whether a handshake failed on the peer's certificate (not one of
+// the link's keys, or named after another of them).
+func unauthenticated(err error) bool {
+	var verr *tls.CertificateVerificationError
+	return errors.As(err, &verr)
 }
