@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,24 +20,6 @@ import (
 	"github.com/warrenhq/terraform-provider-warren/internal/browsertest"
 	"github.com/warrenhq/terraform-provider-warren/internal/inspect"
 )
-
-// syncBuffer is the agent's log, read while the agent writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestInspectorInBrowser: a request through a real edge and agent appears in the agent's
 // inspector page with its credentials masked, and a replay from the page, driven with the
@@ -68,7 +49,7 @@ func TestInspectorInBrowser(t *testing.T) {
 	apiCall(t, srv, "POST", "/edges/https/"+edgeID+"/routes", map[string]any{"match_type": "path_prefix", "match": "/", "backend": map[string]any{"backend_id": group}})
 
 	ctx, cancel := context.WithCancel(context.Background())
-	agentLog := &syncBuffer{}
+	agentLog := &lockedBuffer{}
 	agentDone := make(chan int)
 	env := map[string]string{"WARREN_AGENT_AUTHTOKEN": token, "WARREN_AGENT_SERVER": srv.URL, "WARREN_AGENT_FORWARDS_TO": "http://" + appLn.Addr().String()}
 	go func() {
