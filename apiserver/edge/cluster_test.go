@@ -100,16 +100,18 @@ func TestTrafficThroughAnotherReplica(t *testing.T) {
 	c.agent(agentclient.TunnelConfig{Proto: "tcp", Labels: map[string]string{"app": "echo"}, ForwardsTo: echo(t, "echo-a")})
 	group := c.create("/backends/tunnel_group", map[string]any{"labels": map[string]string{"app": "echo"}})
 	c.create("/edges/tcp", map[string]any{"hostports": []string{addr}, "backend": map[string]any{"backend_id": group}})
-	waitFor(t, "replica B listens on the address and knows the tcp tunnel on A", func() bool {
+	waitFor(t, "replica B listens on the address, has the tcp edge and knows the tcp tunnel on A", func() bool {
 		_, open := c.edge.TCPAddr(port)
-		return open && len(c.b.EdgeTunnels().Matching(c.a.AccountID, map[string]string{"app": "echo"})) == 1
+		return open && c.edge.ServesTCPEdge(addr) && len(c.b.EdgeTunnels().Matching(c.a.AccountID, map[string]string{"app": "echo"})) == 1
 	})
 	roundTrip(t, c.dialTCP(port), "ping", "echo-a:ping")
 }
 
-// shortLease is the options of the replica that dies: its lease runs out soon after.
+// shortLease is the options of the replica that dies: its lease runs out soon after. Not
+// sooner: the heartbeat also cuts off an agent silent for three intervals, and at 20 ms a
+// loaded machine's stalls cut A's agents off (and swept A) again and again while A lived.
 func shortLease(o *apiserver.Options) {
-	o.Agents.Heartbeat, o.Agents.ReplicaLease = 20*time.Millisecond, 200*time.Millisecond
+	o.Agents.Heartbeat, o.Agents.ReplicaLease = 250*time.Millisecond, 1500*time.Millisecond
 }
 
 // sweepOften is the options of the replicas that live: they sweep every second. Not more

@@ -11,3 +11,10 @@ func (e *Edge) BreakerState(routeID string) (state string, finished uint32) {
 	}
 	return "", 0
 }
+
+// ServesTCPEdge says whether the snapshot in force has a TCP edge on the reserved address
+// addr. Its listener opens as soon as the address is reserved, before the edge is known.
+func (e *Edge) ServesTCPEdge(addr string) bool {
+	_, ok := e.snap.Load().tcp[addr]
+	return ok
+}

@@ -106,5 +106,6 @@ func (e *Edge) handleTCP(c net.Conn, port int) {
 		e.serveEndpointStream(s, c, t, "tcp", addr)
 		return
 	}
+	e.log.Debug("edge: a connection to a reserved address with no tcp edge or endpoint", zap.String("addr", addr))
 	c.Close()
 }
