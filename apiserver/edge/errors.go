@@ -24,6 +24,7 @@ const (
 	errCircuitOpen        = "ERR_8013" // 503: the route's circuit breaker is open
 	errUserAgent          = "ERR_8014" // 403: refused by the route's user_agent_filter
 	errNotWebSocket       = "ERR_8015" // 426: a websocket_tcp_converter route got a request that is not a WebSocket upgrade
+	errAccountDisabled    = "ERR_8016" // 403: an operator disabled the account that owns the edge or endpoint
 	errPolicyDenied       = "ERR_8020" // the action's status (403 by default): refused by a traffic policy's deny or restrict-ips
 	errRateLimited        = "ERR_8021" // 429: a traffic policy's rate-limit tripped
 	errPolicyFailed       = "ERR_8022" // 500: a traffic policy's expression or action failed to evaluate (logged)

@@ -57,6 +57,10 @@ func (e *Edge) serveHTTP(w http.ResponseWriter, r *http.Request, scheme string) 
 	}
 	if t, ok := e.opts.Tunnels.Endpoint(scheme, v.hostport); ok {
 		v.edgeID = "endpoint"
+		if s.accountDisabled(t.AccountID) {
+			e.page(rec, v, http.StatusForbidden, errAccountDisabled, "The account that serves this host is disabled.")
+			return
+		}
 		if !e.endpointsAllowed(s, t.AccountID, v.client.Addr()) {
 			e.page(rec, v, http.StatusForbidden, errIPRestricted, "The address %s is not allowed.", v.client.Addr())
 			return

@@ -91,6 +91,9 @@ func (r *route) matches(path string) bool {
 func (e *Edge) serveHTTPSEdge(w http.ResponseWriter, r *http.Request, s *Snapshot, edge *httpsEdge, v *visit) {
 	v.edgeID, v.account = edge.id, edge.accountID
 	switch {
+	case s.accountDisabled(edge.accountID):
+		e.page(w, v, http.StatusForbidden, errAccountDisabled, "The account that serves this host is disabled.")
+		return
 	case edge.err != nil:
 		e.page(w, v, http.StatusInternalServerError, errConfig, "The edge %s cannot serve: its configuration does not compile.", edge.id)
 		return

@@ -146,3 +146,34 @@ func TestWildcardDomain(t *testing.T) {
 	}
 	e.expectPage(e.client(), "https://other.wild.example.test/", http.StatusNotFound, "ERR_8001")
 }
+
+// TestDisabledAccountRefused: an operator disables the account; its edges refuse every
+// visitor with 403 ERR_8016, a fixed-answer backend included (no agent needed), and serve
+// again once it is enabled. Nothing else changed.
+func TestDisabledAccountRefused(t *testing.T) {
+	e := newEnv(t)
+	e.httpsEdge("held.example.test", e.fixed("served"), nil)
+	c := e.client()
+	if status, body, _ := e.get(c, "https://held.example.test/"); status != 200 || body != "served" {
+		t.Fatalf("before: %d %q", status, body)
+	}
+	operator := func(action string) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", e.srv.URL+"/_admin/accounts/"+e.srv.AccountID+"/"+action, nil)
+		req.Header.Set("Authorization", "Bearer "+e.srv.AdminToken)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: %d", action, resp.StatusCode)
+		}
+	}
+	operator("disable")
+	e.expectPage(c, "https://held.example.test/", http.StatusForbidden, "ERR_8016")
+	operator("enable")
+	if status, body, _ := e.get(c, "https://held.example.test/"); status != 200 || body != "served" {
+		t.Fatalf("enabled again: %d %q", status, body)
+	}
+}

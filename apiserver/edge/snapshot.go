@@ -53,10 +53,12 @@ type compiled struct {
 	err           error
 }
 
-// accountRules are an account's IP restriction of type endpoints (on traffic); nil when it
-// has none. The agent plane applies type agent itself, on /agent/connect.
+// accountRules are what an account's traffic is held to: its IP restriction of type
+// endpoints (nil when it has none; the agent plane applies type agent itself, on
+// /agent/connect) and whether an operator disabled it.
 type accountRules struct {
 	endpoints *restriction
+	disabled  bool
 }
 
 // restriction is an account IP restriction compiled.
@@ -179,13 +181,13 @@ func compile(rev int64, objs *objects, log *zap.Logger, prev *Snapshot, rt polic
 			c.logErr(kinds.IPRestriction, o.ID, err)
 			ips = &ipSet{}
 		}
-		r := &restriction{id: o.ID, enforced: x.Enforced, ips: ips}
-		a := s.accounts[o.AccountID]
-		if a == nil {
-			a = &accountRules{}
-			s.accounts[o.AccountID] = a
+		s.account(o.AccountID).endpoints = &restriction{id: o.ID, enforced: x.Enforced, ips: ips}
+	}
+	for _, o := range objs.byKind[kinds.Account] {
+		var a api.Account
+		if err := json.Unmarshal(o.Doc, &a); err == nil && a.Disabled {
+			s.account(o.ID).disabled = true
 		}
-		a.endpoints = r
 	}
 	s.breakers = c.breakers
 	return s
@@ -329,6 +331,23 @@ func byRouteOrder(a, b *route) int {
 		return c
 	}
 	return cmp.Compare(a.id, b.id)
+}
+
+// account is the rules of an account, added when it has none yet (while compiling).
+func (s *Snapshot) account(id string) *accountRules {
+	a := s.accounts[id]
+	if a == nil {
+		a = &accountRules{}
+		s.accounts[id] = a
+	}
+	return a
+}
+
+// accountDisabled says whether an operator disabled the account: its edges and endpoints
+// refuse every visitor (errAccountDisabled) until it is enabled again.
+func (s *Snapshot) accountDisabled(id string) bool {
+	a := s.accounts[id]
+	return a != nil && a.disabled
 }
 
 // lookupSite finds the site of host: the name itself, else the wildcard of its parent.

@@ -135,7 +135,7 @@ func (w idleWriter) Write(p []byte) (int, error) {
 func (e *Edge) serveEndpointStream(s *Snapshot, conn net.Conn, t Tunnel, proto, hostport string) {
 	v := streamVisit{edgeID: "endpoint", hostport: hostport, client: clientAddr(conn.RemoteAddr()), proto: proto}
 	_ = conn.SetDeadline(time.Time{})
-	if !e.endpointsAllowed(s, t.AccountID, v.client.Addr()) {
+	if s.accountDisabled(t.AccountID) || !e.endpointsAllowed(s, t.AccountID, v.client.Addr()) {
 		e.finishStream("", v.edgeID, "refused", 0, 0)
 		conn.Close()
 		return

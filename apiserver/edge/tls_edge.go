@@ -76,7 +76,7 @@ func (e *Edge) serveTLSEdge(s *Snapshot, conn net.Conn, edge *tlsEdge, hello *tl
 // refused stream is counted and closed by the caller (a raw stream has no page to show).
 func (e *Edge) streamAllowed(s *Snapshot, se *streamEdge, v *streamVisit) bool {
 	ip := v.client.Addr()
-	ok := se.err == nil && se.notYet == "" && se.backend != nil && e.endpointsAllowed(s, se.accountID, ip)
+	ok := se.err == nil && se.notYet == "" && se.backend != nil && !s.accountDisabled(se.accountID) && e.endpointsAllowed(s, se.accountID, ip)
 	for _, step := range se.conn {
 		ok = ok && step.allow(v)
 	}

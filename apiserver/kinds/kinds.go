@@ -75,8 +75,10 @@ const (
 
 // Routing are the kinds the traffic plane's routing snapshot is compiled from: a write of
 // one of them moves the routing revision (store.Routing). Tunnels, endpoints and sessions are
-// not among them: the edge asks the agent plane for those, live.
+// not among them: the edge asks the agent plane for those, live. Accounts are, for their
+// disabled flag (written only when created, disabled or enabled).
 var Routing = map[string]bool{
+	Account:   true,
 	HTTPSEdge: true, HTTPSEdgeRoute: true, TCPEdge: true, TLSEdge: true,
 	FailoverBackend: true, WeightedBackend: true, HTTPResponseBackend: true, StaticBackend: true, TunnelGroupBackend: true,
 	ReservedDomain: true, ReservedAddr: true, TLSCertificate: true, CertificateAuthority: true,
