@@ -7,6 +7,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 
 	"go.uber.org/zap"
 
@@ -134,10 +136,10 @@ func (m *trafficMeasures) forwardedFindings(c *clusterPaths) []string {
 		"Fixed: A's end of the link copied each forwarded stream with io.Copy, which holds a 32 KiB buffer per direction while the stream is idle; it copies " +
 			"with internal/netcopy now, as the edge and the agent do (a small buffer while idle, a pooled large one while data keeps coming). Measured on the same " +
 			"loaded machine, one run each: an idle TCP-edge connection through B went from 123.8 KiB to 63.9 KiB, what forwarding adds from 76.8 KiB to 18.7 KiB.",
-		"On the shared two-core machine these were measured on (other work kept its load average between 10 and 18), requests per second and p99 " +
-			"swing between runs by more than forwarding costs: forwarded ÷ local req/s at 1 connection on the HTTPS edge was 1.06×, 0.67× and 1.41× " +
-			"in the first three runs of one session. The median is steadier: forwarding added 0.00 to 0.05 ms at p50 at 1 connection on either edge in each. " +
-			"Compare within one run, and on a quiet machine for the cost of the hop itself.",
+		fmt.Sprintf("The machine's load average as this section ended: %s (1, 5 and 15 minutes; it has %d CPUs). On a machine that other work keeps busy, "+
+			"requests per second and p99 swing between runs by more than forwarding costs (at a load of 10 to 18, forwarded ÷ local req/s at 1 connection "+
+			"on the HTTPS edge was 1.06×, 0.67× and 1.41× in three runs of one session), while the median stays steady: compare within one run, and take "+
+			"the cost of the hop itself from a quiet machine.", loadAverage(), runtime.NumCPU()),
 		"Both replicas, the agent, the app and the clients share this process's CPU and garbage collector (the idle clients run as their own process); " +
 			"PostgreSQL runs beside them but carries no traffic: the replicas read the routing and the other's tunnels from it, not per request.",
 	}
@@ -229,4 +231,14 @@ func startClusterPaths(ctx context.Context, e *env, app *trafficApp, certPEM, ke
 		return nil, nil, err
 	}
 	return c, closeAll, nil
+}
+
+// loadAverage is the machine's 1, 5 and 15 minute load averages ("unknown" where
+// /proc/loadavg is missing): the numbers above mean little on a busy machine.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], ", ")
+	}
+	return "unknown"
 }
