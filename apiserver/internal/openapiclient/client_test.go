@@ -34,10 +34,17 @@ import (
 // that the server requires, an inline union the client sends as {}) fails here.
 func TestGeneratedClient(t *testing.T) {
 	srv := apiservertest.Start(t, apiservertest.NoRateLimit)
-	c, err := oc.NewClientWithResponses(srv.URL, oc.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
-		r.Header.Set("Authorization", "Bearer "+srv.APIKey)
+	driveEveryFamily(t, srv.URL, srv.APIKey)
+}
+
+// driveEveryFamily is TestGeneratedClient's calls against the server at url (or a proxy in
+// front of it), as the holder of apiKey; opts add to the client's options.
+func driveEveryFamily(t *testing.T, url, apiKey string, opts ...oc.ClientOption) {
+	opts = append(opts, oc.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
+		r.Header.Set("Authorization", "Bearer "+apiKey)
 		return nil
 	}))
+	c, err := oc.NewClientWithResponses(url, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
