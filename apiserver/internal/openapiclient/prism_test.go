@@ -33,16 +33,34 @@ const prismBin = "../../../tools/openapi/node_modules/.bin/prism"
 // an invalid request 422 without forwarding it and an invalid answer 500, and it names every
 // violation, warnings too, in the sl-violations header, which this test also fails on.
 func TestPrismValidatesLiveCalls(t *testing.T) {
-	if _, err := os.Stat(prismBin); err != nil {
-		t.Skip("Stoplight Prism is not installed (tools/openapi/node_modules/.bin/prism, by npm ci in tools/openapi, as scripts/openapi-lint.sh does; it needs Node.js), so live calls were not validated through Prism")
-	}
+	needPrism(t, "live calls were not validated through Prism")
 	srv := apiservertest.Start(t, apiservertest.NoRateLimit)
 	prismURL := startPrism(t, "../../testdata/openapi.json", srv.URL)
 
 	seen := &violations{next: http.DefaultTransport}
-	driveEveryFamily(t, prismURL, srv.APIKey, oc.WithHTTPClient(&http.Client{Transport: seen, Timeout: 30 * time.Second}))
+	through := oc.WithHTTPClient(&http.Client{Transport: seen, Timeout: 30 * time.Second})
+	driveEveryFamily(t, prismURL, srv.APIKey, through)
+	// What the driver does not send: a list, and calls the server refuses (their APIError).
+	t.Run("a list and error answers", func(t *testing.T) {
+		c := newClient(t, prismURL, srv.APIKey, through)
+		ctx := context.Background()
+		const v = oc.ServiceVersion(api.Version)
+		got(c.PostBackendsStaticWithResponse(ctx, &oc.PostBackendsStaticParams{ServiceVersion: v}, oc.StaticBackendCreate{Address: "127.0.0.1:8080"})).want(t, "create", 201)
+		got(c.GetBackendsStaticWithResponse(ctx, &oc.GetBackendsStaticParams{ServiceVersion: v, Limit: ptr(oc.Limit(1))})).want(t, "list", 200)
+		got(c.GetApiKeysIdWithResponse(ctx, "ak_"+strings.Repeat("0", 27), &oc.GetApiKeysIdParams{ServiceVersion: v})).want(t, "get a missing key", 404)
+		got(c.PostBackendsStaticWithResponse(ctx, &oc.PostBackendsStaticParams{ServiceVersion: v}, oc.StaticBackendCreate{Address: "no port"})).want(t, "create with a bad address", 400)
+	})
 	for _, v := range seen.list() {
 		t.Error(v)
+	}
+}
+
+// needPrism skips the test, saying what was not done, where Prism is not installed: like
+// scripts/openapi-lint.sh, only a machine without Node.js goes without.
+func needPrism(t *testing.T, notDone string) {
+	t.Helper()
+	if _, err := os.Stat(prismBin); err != nil {
+		t.Skipf("Stoplight Prism is not installed (tools/openapi/node_modules/.bin/prism, by npm ci in tools/openapi, as scripts/openapi-lint.sh does; it needs Node.js), so %s", notDone)
 	}
 }
 
@@ -162,9 +180,7 @@ func (b *syncBuffer) String() string {
 // document tampered on two points, a request and an answer that break it are each reported,
 // so a clean run of the live calls means they conform, not that Prism looked at nothing.
 func TestPrismReportsViolations(t *testing.T) {
-	if _, err := os.Stat(prismBin); err != nil {
-		t.Skip("Stoplight Prism is not installed (tools/openapi/node_modules/.bin/prism, by npm ci in tools/openapi, as scripts/openapi-lint.sh does; it needs Node.js), so Prism's reports were not checked")
-	}
+	needPrism(t, "Prism's reports were not checked")
 	data, err := os.ReadFile("../../testdata/openapi.json")
 	if err != nil {
 		t.Fatal(err)
@@ -189,14 +205,7 @@ func TestPrismReportsViolations(t *testing.T) {
 
 	srv := apiservertest.Start(t, apiservertest.NoRateLimit)
 	seen := &violations{next: http.DefaultTransport}
-	c, err := oc.NewClientWithResponses(startPrism(t, tampered, srv.URL), oc.WithHTTPClient(&http.Client{Transport: seen, Timeout: 30 * time.Second}),
-		oc.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
-			r.Header.Set("Authorization", "Bearer "+srv.APIKey)
-			return nil
-		}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newClient(t, startPrism(t, tampered, srv.URL), srv.APIKey, oc.WithHTTPClient(&http.Client{Transport: seen, Timeout: 30 * time.Second}))
 	ctx := context.Background()
 	const v = oc.ServiceVersion(api.Version)
 	got(c.PostApiKeysWithResponse(ctx, &oc.PostApiKeysParams{ServiceVersion: v}, oc.APIKeyCreate{Description: ptr("k")})).want(t, "create api key, a request against the document", http.StatusUnprocessableEntity)
