@@ -6,12 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -102,13 +101,14 @@ func (v *violations) list() []string {
 	return append([]string(nil), v.seen...)
 }
 
-// startPrism runs `prism proxy --errors` for document in front of upstream on a free loopback
-// port, waits until it listens, and stops it when the test ends; it returns Prism's URL.
+// startPrism runs `prism proxy --errors` for document in front of upstream, waits until it
+// listens, and stops it when the test ends; it returns Prism's URL. Prism picks its own port
+// (--port 0) and names it in its log: a port chosen here and handed over could be taken by
+// another process during Prism's seconds of start-up.
 func startPrism(t *testing.T, document, upstream string) string {
 	t.Helper()
-	port := freeLoopbackPort(t)
 	var out syncBuffer
-	cmd := exec.Command(prismBin, "proxy", "--errors", "--host", "127.0.0.1", "--port", strconv.Itoa(port), document, upstream)
+	cmd := exec.Command(prismBin, "proxy", "--errors", "--host", "127.0.0.1", "--port", "0", document, upstream)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.WaitDelay = 5 * time.Second // a child that keeps the output pipe open must not hang the cleanup
 	if err := cmd.Start(); err != nil {
@@ -124,38 +124,23 @@ func startPrism(t *testing.T, document, upstream string) string {
 		}
 	})
 
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	listening := regexp.MustCompile(`Prism is listening on (http://127\.0\.0\.1:[0-9]+)`)
 	started := time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+	deadline := time.After(60 * time.Second)
 	for {
-		var d net.Dialer
-		if conn, err := d.DialContext(ctx, "tcp", addr); err == nil {
-			conn.Close()
+		if m := listening.FindStringSubmatch(out.String()); m != nil {
 			t.Logf("prism listens after %s", time.Since(started).Round(time.Millisecond))
-			return "http://" + addr
+			return m[1]
 		}
 		select {
 		case err := <-exited:
 			exited <- err // for the cleanup
 			t.Fatalf("prism exited before listening (%v):\n%s", err, out.String())
-		case <-ctx.Done():
-			t.Fatalf("prism did not listen on %s within 60 s:\n%s", addr, out.String())
+		case <-deadline:
+			t.Fatalf("prism did not say it listens within 60 s:\n%s", out.String())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-}
-
-// freeLoopbackPort is a loopback TCP port that was free a moment ago, for a child process to
-// listen on.
-func freeLoopbackPort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // syncBuffer is a bytes.Buffer the child's output and the test may use at once.
