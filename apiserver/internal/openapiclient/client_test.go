@@ -34,13 +34,13 @@ import (
 // that the server requires, an inline union the client sends as {}) fails here.
 func TestGeneratedClient(t *testing.T) {
 	srv := apiservertest.Start(t, apiservertest.NoRateLimit)
-	c, err := oc.NewClientWithResponses(srv.URL, oc.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
-		r.Header.Set("Authorization", "Bearer "+srv.APIKey)
-		return nil
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	driveEveryFamily(t, srv.URL, srv.APIKey)
+}
+
+// driveEveryFamily is TestGeneratedClient's calls against the server at url (or a proxy in
+// front of it), as the holder of apiKey; opts add to the client's options.
+func driveEveryFamily(t *testing.T, url, apiKey string, opts ...oc.ClientOption) {
+	c := newClient(t, url, apiKey, opts...)
 	ctx := context.Background()
 	const v = oc.ServiceVersion(api.Version)
 	patched := "patched"
@@ -252,6 +252,21 @@ func TestGeneratedClient(t *testing.T) {
 		got(c.DeleteEdgesTlsIdWithResponse(ctx, e.Id, &oc.DeleteEdgesTlsIdParams{ServiceVersion: v})).want(t, "delete", 204)
 	})
 	got(c.DeleteBackendsStaticIdWithResponse(ctx, static.Id, &oc.DeleteBackendsStaticIdParams{ServiceVersion: v})).want(t, "delete static backend", 204)
+}
+
+// newClient is a generated client of the server at url (or a proxy in front of it) that calls
+// as the holder of apiKey; opts add to its options.
+func newClient(t *testing.T, url, apiKey string, opts ...oc.ClientOption) *oc.ClientWithResponses {
+	t.Helper()
+	opts = append(opts, oc.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
+		r.Header.Set("Authorization", "Bearer "+apiKey)
+		return nil
+	}))
+	c, err := oc.NewClientWithResponses(url, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // TestGeneratedClientIsCurrent regenerates the client from the committed document with the
