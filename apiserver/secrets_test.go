@@ -7,7 +7,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"go.uber.org/zap"
@@ -22,24 +21,6 @@ import (
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 	"github.com/warrenhq/terraform-provider-warren/internal/zaplog"
 )
-
-// syncBuffer is the log output, written by the server while the test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // pemLines are the base64 lines of the private-key PEM blocks in s: what a leaked key would
 // show of itself in a JSON log line (whose encoding escapes the newlines between them).
@@ -68,7 +49,7 @@ func pemLines(s string) []string {
 // value, the secret-bearing kinds among them; and no private key or secret the API does not
 // return appears in any stored document, secret or event.
 func TestSecretsStayOutOfLogsAndDatabase(t *testing.T) {
-	out := &syncBuffer{}
+	out := &apiservertest.LockedBuffer{}
 	core, logs := observer.New(zapcore.DebugLevel)
 	real := zaplog.New(zap.NewAtomicLevelAt(zap.DebugLevel), out)
 	c := newTC(t, apiservertest.NoRateLimit, func(o *apiserver.Options) { o.Logger = zap.New(zapcore.NewTee(real.Core(), core)) })

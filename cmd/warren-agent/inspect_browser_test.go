@@ -49,7 +49,7 @@ func TestInspectorInBrowser(t *testing.T) {
 	apiCall(t, srv, "POST", "/edges/https/"+edgeID+"/routes", map[string]any{"match_type": "path_prefix", "match": "/", "backend": map[string]any{"backend_id": group}})
 
 	ctx, cancel := context.WithCancel(context.Background())
-	agentLog := &lockedBuffer{}
+	agentLog := &apiservertest.LockedBuffer{}
 	agentDone := make(chan int)
 	env := map[string]string{"WARREN_AGENT_AUTHTOKEN": token, "WARREN_AGENT_SERVER": srv.URL, "WARREN_AGENT_FORWARDS_TO": "http://" + appLn.Addr().String()}
 	go func() {

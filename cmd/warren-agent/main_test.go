@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"encoding/pem"
@@ -12,33 +11,15 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apiservertest"
 	"github.com/warrenhq/terraform-provider-warren/internal/agentclient"
 	"github.com/warrenhq/terraform-provider-warren/internal/agentclient/agentpeer"
 	"github.com/warrenhq/terraform-provider-warren/internal/agentproto"
 )
 
 const token = "2agentTokenFirstPart_3agentTokenSecretPart"
-
-// lockedBuffer is a bytes.Buffer the command may write to while the test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 func envOf(m map[string]string) func(string) (string, bool) {
 	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
@@ -90,7 +71,7 @@ func TestCommandLine(t *testing.T) {
 		{args: with("--hostname", "a", "--inspect", "192.0.2.1:4040"), code: 2, stderr: "add --inspect-allow-remote"},
 	} {
 		t.Run(strings.Join(tt.args, " ")+fmt.Sprint(tt.env), func(t *testing.T) {
-			var stdout, stderr lockedBuffer
+			var stdout, stderr apiservertest.LockedBuffer
 			code := run(t.Context(), tt.args, envOf(tt.env), &stdout, &stderr)
 			if code != tt.code {
 				t.Errorf("exit code %d, want %d; stderr: %s", code, tt.code, stderr.String())
@@ -114,7 +95,7 @@ func TestCommandLine(t *testing.T) {
 // TestHelpHidesTheEnvironment: --help shows the built-in defaults, never a token from the
 // environment.
 func TestHelpHidesTheEnvironment(t *testing.T) {
-	var stdout, stderr lockedBuffer
+	var stdout, stderr apiservertest.LockedBuffer
 	if code := run(t.Context(), []string{"--help"}, envOf(map[string]string{"WARREN_AGENT_AUTHTOKEN": token}), &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
@@ -156,7 +137,7 @@ func TestTunnelsFromFlagsAndEnvironment(t *testing.T) {
 			for k, v := range tt.env {
 				env[k] = v
 			}
-			var stderr lockedBuffer
+			var stderr apiservertest.LockedBuffer
 			cfg, err := parseFlags(tt.args, envOf(env), &stderr)
 			if err != nil {
 				t.Fatalf("%v %s", err, stderr.String())
@@ -176,7 +157,7 @@ func TestTunnelsFromFlagsAndEnvironment(t *testing.T) {
 // and no token, and exits 0 when the server stops it.
 func TestRunUntilStop(t *testing.T) {
 	p := agentpeer.New(t, token)
-	var stdout, stderr lockedBuffer
+	var stdout, stderr apiservertest.LockedBuffer
 	done := make(chan int, 1)
 	go func() {
 		done <- run(t.Context(), []string{"--server", p.URL, "--hostname", "app.example.com", "--forwards-to", "http://localhost:8080", "--region", "eu"},
@@ -224,7 +205,7 @@ func TestRunUntilStop(t *testing.T) {
 // TestRunRefused: a refused token exits 1 at once, saying why, without the token.
 func TestRunRefused(t *testing.T) {
 	p := agentpeer.New(t, token)
-	var stdout, stderr lockedBuffer
+	var stdout, stderr apiservertest.LockedBuffer
 	code := run(t.Context(), []string{"--server", p.URL, "--authtoken", "2wrong_" + token, "--label", "a=b", "--forwards-to", "localhost:1"}, envOf(nil), &stdout, &stderr)
 	if code != 1 {
 		t.Fatalf("exit %d, want 1: %s", code, stderr.String())
@@ -244,7 +225,7 @@ func TestRunRefused(t *testing.T) {
 func TestRunSignal(t *testing.T) {
 	p := agentpeer.New(t, token)
 	ctx, cancel := context.WithCancel(t.Context())
-	var stdout, stderr lockedBuffer
+	var stdout, stderr apiservertest.LockedBuffer
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, []string{"--server", p.URL, "--authtoken", token, "--addr", "1.tcp.warren.test:20001", "--forwards-to", "localhost:22"}, envOf(nil), &stdout, &stderr)
@@ -289,7 +270,7 @@ func TestForwardOptionsFromFlagsAndEnvironment(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			all := maps.Clone(env)
 			maps.Copy(all, tt.env)
-			var stderr lockedBuffer
+			var stderr apiservertest.LockedBuffer
 			cfg, err := parseFlags(tt.args, envOf(all), &stderr)
 			if err != nil {
 				t.Fatalf("%v %s", err, stderr.String())

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apiservertest"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/edge"
 )
 
@@ -28,9 +29,9 @@ func TestEdgeListeners(t *testing.T) {
 	api, edgeAddr := free(), free()
 	env := envOf(map[string]string{"WARREN_DATABASE": filepath.Join(t.TempDir(), "w.db"), "WARREN_EDGE_HTTP_LISTEN": edgeAddr})
 	done := make(chan int, 1)
-	var stderr lockedBuffer
+	var stderr apiservertest.LockedBuffer
 	ctx, stop := context.WithCancel(t.Context())
-	go func() { done <- run(ctx, []string{"--listen", api}, env, &lockedBuffer{}, &stderr) }()
+	go func() { done <- run(ctx, []string{"--listen", api}, env, &apiservertest.LockedBuffer{}, &stderr) }()
 	defer func() {
 		stop()
 		if code := <-done; code != 0 {

@@ -9,13 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver/agentplane"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apiservertest"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 )
@@ -38,24 +38,6 @@ func TestParsePortRange(t *testing.T) {
 			t.Errorf("parsePortRange(%q) = %d, %d, %v", tt.in, lo, hi, err)
 		}
 	}
-}
-
-// lockedBuffer is a bytes.Buffer the server may write to while the test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // envOf turns a map into the environment run reads.
@@ -143,7 +125,7 @@ func TestCommandLine(t *testing.T) {
 			t.Chdir(dir)
 			env := map[string]string{"WARREN_DATABASE": filepath.Join(dir, "w.db")}
 			maps.Copy(env, tt.env)
-			var stdout, stderr lockedBuffer
+			var stdout, stderr apiservertest.LockedBuffer
 			code := run(t.Context(), tt.args, envOf(env), &stdout, &stderr)
 			if code != tt.code {
 				t.Errorf("exit code %d, want %d; stderr: %s", code, tt.code, stderr.String())
@@ -167,7 +149,7 @@ func TestCommandLine(t *testing.T) {
 }
 
 func TestTokenCommand(t *testing.T) {
-	var stdout, stderr lockedBuffer
+	var stdout, stderr apiservertest.LockedBuffer
 	if code := run(t.Context(), []string{"token"}, envOf(nil), &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
@@ -187,7 +169,7 @@ func TestFlagsWinOverEnvironment(t *testing.T) {
 	if cfg.rateLimit != 5 || cfg.maxConcurrentRequests != 7 || cfg.listen != "127.0.0.1:9" || cfg.readTimeout != 3*time.Second || cfg.idleTimeout != 120*time.Second || cfg.adminToken != "admin-secret-1" {
 		t.Fatalf("config %+v", cfg)
 	}
-	var stdout lockedBuffer
+	var stdout apiservertest.LockedBuffer
 	run(t.Context(), []string{"--help"}, env, &stdout, io.Discard)
 	if strings.Contains(stdout.String(), "admin-secret-1") {
 		t.Fatal("--help printed the admin token from the environment")
@@ -235,7 +217,7 @@ func TestFailedStartLeavesNothing(t *testing.T) {
 		{[]string{"--listen", "127.0.0.1:0", "--database", filepath.Join(dir, "missing", "w.db")}, "cannot create the database " + filepath.Join(dir, "missing", "w.db") + ": the directory " + filepath.Join(dir, "missing") + " does not exist"},
 		{[]string{"--listen", "127.0.0.1:0", "--database", garbage}, garbage + ": migrate"},
 	} {
-		var stdout, stderr lockedBuffer
+		var stdout, stderr apiservertest.LockedBuffer
 		code := run(t.Context(), tt.args, envOf(nil), &stdout, &stderr)
 		if code != 1 || !strings.Contains(stderr.String(), tt.want) {
 			t.Errorf("%v: exit %d, stderr %q; want 1 and %q", tt.args, code, stderr.String(), tt.want)

@@ -10,13 +10,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apiservertest"
 )
 
 // serverProcess is the command run in a process of its own (TestKilledServerHelper), so
 // that a test can kill it with SIGKILL.
 type serverProcess struct {
 	cmd    *exec.Cmd
-	stderr *lockedBuffer
+	stderr *apiservertest.LockedBuffer
 	addr   string        // the API's address
 	exited chan struct{} // closed once the process is gone
 }
@@ -25,7 +27,7 @@ type serverProcess struct {
 // variables) and waits until its API listens; the process is killed when the test ends.
 func startProcess(t *testing.T, env map[string]string) *serverProcess {
 	t.Helper()
-	p := &serverProcess{stderr: &lockedBuffer{}, exited: make(chan struct{})}
+	p := &serverProcess{stderr: &apiservertest.LockedBuffer{}, exited: make(chan struct{})}
 	p.cmd = exec.Command(os.Args[0], "-test.run=^TestKilledServerHelper$", "-test.timeout=5m")
 	p.cmd.Env = append(os.Environ(), killHelperEnv+"=1")
 	for k, v := range env {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/warrenhq/terraform-provider-warren/apiserver"
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apiservertest"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sealing"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sqlite"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
@@ -19,7 +20,7 @@ import (
 var testKey = sealing.EncodeKey(bytes.Repeat([]byte{7}, sealing.KeySize))
 
 func TestSecretKeyCommand(t *testing.T) {
-	var stdout, stderr lockedBuffer
+	var stdout, stderr apiservertest.LockedBuffer
 	if code := run(t.Context(), []string{"secret-key"}, envOf(nil), &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
@@ -45,7 +46,7 @@ func getAPIKeys(t *testing.T, addr, token string) int {
 // runOnce runs a command that exits by itself (rotate-secrets, or a start that fails).
 func runOnce(t *testing.T, args []string, env map[string]string) (code int, stdout, stderr string) {
 	t.Helper()
-	var out, errOut lockedBuffer
+	var out, errOut apiservertest.LockedBuffer
 	code = run(t.Context(), args, envOf(env), &out, &errOut)
 	return code, out.String(), errOut.String()
 }

@@ -17,6 +17,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apiservertest"
 	"github.com/warrenhq/terraform-provider-warren/apiserver/store/sqlite"
 	"github.com/warrenhq/terraform-provider-warren/internal/ids"
 )
@@ -147,10 +148,10 @@ var iso8601 = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}(Z|[+-]\
 
 // serveInBackground runs the command until the test ends and waits for it to listen. It
 // returns the listening address and the command's stderr.
-func serveInBackground(t *testing.T, args []string, env map[string]string) (addr string, stderr *lockedBuffer, stop func() int) {
+func serveInBackground(t *testing.T, args []string, env map[string]string) (addr string, stderr *apiservertest.LockedBuffer, stop func() int) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
-	stderr = &lockedBuffer{}
+	stderr = &apiservertest.LockedBuffer{}
 	exit := make(chan int, 1)
 	go func() { exit <- run(ctx, args, envOf(env), io.Discard, stderr) }()
 	stop = func() int {
@@ -286,7 +287,7 @@ func TestSecondServerRefused(t *testing.T) {
 	// Bounded: a second server that did start would serve until the context ends.
 	ctx, cancel := context.WithTimeout(t.Context(), guard)
 	defer cancel()
-	var second lockedBuffer
+	var second apiservertest.LockedBuffer
 	code := run(ctx, []string{"--listen", "127.0.0.1:0"}, envOf(env), io.Discard, &second)
 	stderr := second.String()
 	want := "another warren-apiserver is serving the database " + dbPath + " (it holds " + dbPath + ".lock)"

@@ -21,6 +21,8 @@ import (
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/warrenhq/terraform-provider-warren/apiserver/apiservertest"
 )
 
 // testCA signs the server certificates of these tests.
@@ -129,7 +131,7 @@ func TestTLSFlags(t *testing.T) {
 			t.Chdir(dir)
 			env := map[string]string{"WARREN_DATABASE": filepath.Join(dir, "w.db"), "WARREN_LISTEN": "127.0.0.1:0"}
 			maps.Copy(env, tt.env)
-			var stdout, stderr lockedBuffer
+			var stdout, stderr apiservertest.LockedBuffer
 			if code := run(t.Context(), tt.args, envOf(env), &stdout, &stderr); code != exitUsage {
 				t.Errorf("exit %d, want %d; stderr: %s", code, exitUsage, stderr.String())
 			}
@@ -167,7 +169,7 @@ func getOverTLS(t *testing.T, pool *x509.CertPool, url string) string {
 }
 
 // waitForLog waits until the output holds n log lines with message msg and returns the last.
-func waitForLog(t *testing.T, out *lockedBuffer, msg string, n int) map[string]any {
+func waitForLog(t *testing.T, out *apiservertest.LockedBuffer, msg string, n int) map[string]any {
 	t.Helper()
 	for deadline := time.Now().Add(guard); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		var found []map[string]any

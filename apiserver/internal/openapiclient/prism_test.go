@@ -107,7 +107,7 @@ func (v *violations) list() []string {
 // another process during Prism's seconds of start-up.
 func startPrism(t *testing.T, document, upstream string) string {
 	t.Helper()
-	var out syncBuffer
+	var out apiservertest.LockedBuffer
 	cmd := exec.Command(prismBin, "proxy", "--errors", "--host", "127.0.0.1", "--port", "0", document, upstream)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.WaitDelay = 5 * time.Second // a child that keeps the output pipe open must not hang the cleanup
@@ -141,24 +141,6 @@ func startPrism(t *testing.T, document, upstream string) string {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-}
-
-// syncBuffer is a bytes.Buffer the child's output and the test may use at once.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // TestPrismReportsViolations is TestPrismValidatesLiveCalls's control: through Prism with a
