@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 
@@ -42,32 +41,19 @@ type clusterPaths struct {
 // the cluster link, beside the app direct and the TLS reverse proxy of the traffic section,
 // with its load, bulk stream and idle connections.
 func runCluster(ctx context.Context, e *env) (*result, error) {
-	app, err := startApp()
+	f, err := startFloors(e, "cluster")
 	if err != nil {
 		return nil, err
 	}
-	defer app.close()
-	certPEM, keyPEM, err := selfSigned(trafficDomain)
-	if err != nil {
-		return nil, err
-	}
-	caFile := filepath.Join(e.dir, "cluster-ca.pem")
-	if err := os.WriteFile(caFile, certPEM, 0o644); err != nil {
-		return nil, err
-	}
-	proxy, err := startProxy(app, certPEM, keyPEM)
-	if err != nil {
-		return nil, err
-	}
-	defer proxy.close()
-	direct := &trafficPath{name: "app direct", url: "http://" + app.addr, addr: app.addr, memory: heapAndStacks, inProcess: true, close: func() {}}
-	c, stop, err := startClusterPaths(ctx, e, app, certPEM, keyPEM)
+	defer f.close()
+	app, direct, proxy := f.app, f.direct, f.proxy
+	c, stop, err := startClusterPaths(ctx, e, app, f.certPEM, f.keyPEM)
 	if err != nil {
 		return nil, fmt.Errorf("the replicas' paths: %w", err)
 	}
 	defer stop()
 
-	m, err := measureTraffic(ctx, e, app, caFile, []*trafficPath{direct, c.httpsLocal, c.httpsForwarded, c.tcpLocal, c.tcpForwarded, proxy})
+	m, err := measureTraffic(ctx, e, app, f.caFile, []*trafficPath{direct, c.httpsLocal, c.httpsForwarded, c.tcpLocal, c.tcpForwarded, proxy})
 	if err != nil {
 		return nil, err
 	}

@@ -45,38 +45,25 @@ const (
 // requests per second and latency at 1 and 16 connections, one bulk stream and the memory of
 // idle connections; then Warren's HTTPS path against issue 17's targets.
 func runTraffic(ctx context.Context, e *env) (*result, error) {
-	app, err := startApp()
+	f, err := startFloors(e, "traffic")
 	if err != nil {
 		return nil, err
 	}
-	defer app.close()
-	certPEM, keyPEM, err := selfSigned(trafficDomain)
-	if err != nil {
-		return nil, err
-	}
-	caFile := filepath.Join(e.dir, "traffic-ca.pem")
-	if err := os.WriteFile(caFile, certPEM, 0o644); err != nil {
-		return nil, err
-	}
-	proxy, err := startProxy(app, certPEM, keyPEM)
-	if err != nil {
-		return nil, err
-	}
-	defer proxy.close()
+	defer f.close()
+	app, direct, proxy := f.app, f.direct, f.proxy
 	sshPath, err := startSSH(ctx, e, app)
 	if err != nil {
 		return nil, err
 	}
 	defer sshPath.close()
-	direct := &trafficPath{name: "app direct", url: "http://" + app.addr, addr: app.addr, memory: heapAndStacks, inProcess: true, close: func() {}}
-	warren, warrenTCP, err := startWarrenPaths(ctx, e, app, certPEM, keyPEM)
+	warren, warrenTCP, err := startWarrenPaths(ctx, e, app, f.certPEM, f.keyPEM)
 	if err != nil {
 		return nil, fmt.Errorf("Warren's paths: %w", err)
 	}
 	defer warren.close()
 	paths := []*trafficPath{direct, warren, warrenTCP, proxy, sshPath}
 
-	m, err := measureTraffic(ctx, e, app, caFile, paths)
+	m, err := measureTraffic(ctx, e, app, f.caFile, paths)
 	if err != nil {
 		return nil, err
 	}
@@ -242,6 +229,43 @@ type trafficApp struct {
 	addr string
 	open atomic.Int64
 	srv  *http.Server
+}
+
+// trafficFloors are what both traffic sections set up the same way: the app, the certificate
+// of trafficDomain (with its file, for the clients to trust), the TLS reverse proxy in front
+// of the app and the app direct.
+type trafficFloors struct {
+	app             *trafficApp
+	certPEM, keyPEM []byte
+	caFile          string
+	proxy, direct   *trafficPath
+}
+
+// startFloors starts the floors of a section; name tells its certificate file apart.
+func startFloors(e *env, name string) (*trafficFloors, error) {
+	app, err := startApp()
+	if err != nil {
+		return nil, err
+	}
+	f := &trafficFloors{app: app, caFile: filepath.Join(e.dir, name+"-ca.pem")}
+	f.certPEM, f.keyPEM, err = selfSigned(trafficDomain)
+	if err == nil {
+		err = os.WriteFile(f.caFile, f.certPEM, 0o644)
+	}
+	if err == nil {
+		f.proxy, err = startProxy(app, f.certPEM, f.keyPEM)
+	}
+	if err != nil {
+		app.close()
+		return nil, err
+	}
+	f.direct = &trafficPath{name: "app direct", url: "http://" + app.addr, addr: app.addr, memory: heapAndStacks, inProcess: true, close: func() {}}
+	return f, nil
+}
+
+func (f *trafficFloors) close() {
+	f.proxy.close()
+	f.app.close()
 }
 
 func startApp() (*trafficApp, error) {
