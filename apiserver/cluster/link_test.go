@@ -218,6 +218,13 @@ func TestLinkRedialsAfterThePeerDies(t *testing.T) {
 	if err := echo(st, r, "after"); err == nil {
 		t.Fatal("the stream outlived its link")
 	}
+	nextStreamOnASecondLink(t, c, w)
+}
+
+// nextStreamOnASecondLink opens a stream after the first link ended: it carries bytes, over
+// the second connection the wire saw.
+func nextStreamOnASecondLink(t *testing.T, c *cluster.Client, w *wire) {
+	t.Helper()
 	next, err := c.OpenStream(context.Background(), w.addr, "tn_1", header("1.tcp.example.com:20001"))
 	if err != nil {
 		t.Fatalf("the next stream: %v", err)
@@ -250,17 +257,7 @@ func TestLinkClosesAnIdleConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-w.ended // the client closed the idle link
-	next, err := c.OpenStream(context.Background(), w.addr, "tn_1", header("1.tcp.example.com:20001"))
-	if err != nil {
-		t.Fatalf("the next stream: %v", err)
-	}
-	defer next.Close()
-	if err := echo(next, bufio.NewReader(next), "again"); err != nil {
-		t.Fatal(err)
-	}
-	if n := w.accepted.Load(); n != 2 {
-		t.Errorf("%d link connections, want 2", n)
-	}
+	nextStreamOnASecondLink(t, c, w)
 }
 
 func TestLinkGivesUpAStreamWithItsContext(t *testing.T) {
