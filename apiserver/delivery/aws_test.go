@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -338,14 +339,24 @@ func TestAWSSplitsBatchesAtTheServiceLimits(t *testing.T) {
 			if err := sender.Send(context.Background(), tt.kind.target(staticAuth(staticSecret)), evs); err != nil {
 				t.Fatalf("Send: %v", err)
 			}
+			// A call whose connection dropped under it is sent once more as it was
+			// (droppedConnectionRetryer): the fake sees it twice, and it counts once.
 			var got []int
-			for _, r := range fake.RequestsOf(tt.kind.operation) {
+			payloads, off := tt.kind.recorder(fake).Payloads(), 0
+			reqs := fake.RequestsOf(tt.kind.operation)
+			for i, r := range reqs {
+				if i > 0 && slices.EqualFunc(r.Records, reqs[i-1].Records, bytes.Equal) {
+					t.Logf("call %d was sent again (%d records)", i, len(r.Records))
+					payloads = slices.Delete(payloads, off, off+len(r.Records))
+					continue
+				}
 				got = append(got, len(r.Records))
+				off += len(r.Records)
 			}
 			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
 				t.Errorf("records per call %v, want %v", got, tt.want)
 			}
-			wantPayloads(t, tt.kind.recorder(fake).Payloads(), evs)
+			wantPayloads(t, payloads, evs)
 		})
 	}
 }
